@@ -1,0 +1,246 @@
+"""Geometry shared by the exact searches: affine frames, hyperplanes through points, margins.
+
+Conventions
+-----------
+Points live in a well-conditioned *frame*: features are standardized, then projected onto the
+affine hull of the data (so that the points span the space they live in, whatever the original
+dimension, duplicates or collinearities), then scaled to unit RMS norm. Affine maps preserve
+which labelings a hyperplane can realize, so the search runs in the frame and only the final
+model is mapped back to the original features.
+
+In homogeneous coordinates ``xh = (z, 1)`` the hyperplane through ``D`` affinely independent
+points is the one-dimensional null space of their ``D x (D + 1)`` matrix. The search builds it
+incrementally: after choosing points ``c_0, ..., c_{j-1}``, every point is represented by its
+component orthogonal to their span, expressed in an orthonormal basis of the complement
+(coordinates of length ``D + 1 - j``); adding ``c_j`` applies one Householder reflection that
+maps ``c_j``'s coordinates onto the first axis and drops it. Orthogonal maps keep norms, so the
+relative tolerances below mean the same thing at every level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "AffineFrame",
+    "affine_frame",
+    "homogeneous",
+    "project_out",
+    "side_code",
+    "leaf_sides",
+    "is_canonical_basis",
+    "max_margin_separator",
+]
+
+#: relative tolerance deciding "this point lies on that hyperplane" (cosine of the angle
+#: between the homogeneous point and the plane's normal) and "this point is in the span of
+#: those" (norm of the orthogonal component relative to the point's norm).
+COPLANAR_RTOL = 1e-9
+#: relative tolerance on singular values deciding the dimension of the affine hull.
+RANK_RTOL = 1e-10
+
+
+@dataclass(frozen=True)
+class AffineFrame:
+    """Affine coordinates ``z = ((x - mean) / scale) @ basis / norm`` of a point set.
+
+    ``basis`` (d x r, orthonormal columns) spans the affine hull of the points after
+    standardization; ``r`` is the affine dimension (0 when all points coincide).
+    """
+
+    mean: np.ndarray
+    scale: np.ndarray
+    basis: np.ndarray
+    norm: float
+
+    @property
+    def dim(self) -> int:
+        return self.basis.shape[1]
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return ((X - self.mean) / self.scale) @ self.basis / self.norm
+
+    def to_original(self, a: np.ndarray, b: float) -> tuple[np.ndarray, float]:
+        """Map the affine function ``a . z + b`` of the frame to ``coef . x + intercept``."""
+        coef = (self.basis @ a) / self.norm / self.scale
+        return coef, float(b - coef @ self.mean)
+
+
+def affine_frame(X: np.ndarray) -> AffineFrame:
+    """Standardize ``X`` and find an orthonormal basis of its affine hull.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])   # collinear points
+    >>> affine_frame(X).dim
+    1
+    """
+    X = np.asarray(X, dtype=np.float64)
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale == 0] = 1.0
+    Xc = (X - mean) / scale
+    if X.shape[0] < 2:
+        return AffineFrame(mean, scale, np.zeros((X.shape[1], 0)), 1.0)
+    _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
+    r = int(np.sum(s > RANK_RTOL * max(s[0], np.finfo(float).tiny)))
+    basis = Vt[:r].T.copy()
+    Z = Xc @ basis
+    norm = float(np.sqrt(np.mean(np.sum(Z**2, axis=1)))) if r else 1.0
+    return AffineFrame(mean, scale, basis, norm if norm > 0 else 1.0)
+
+
+def homogeneous(Z: np.ndarray) -> np.ndarray:
+    """``[Z, 1]`` as a C-contiguous float64 array."""
+    return np.ascontiguousarray(np.hstack([Z, np.ones((Z.shape[0], 1))]), dtype=np.float64)
+
+
+@njit(cache=True, nogil=True)
+def project_out(Qin, m, p, Qout):
+    """Reflect every row of ``Qin[:, :m]`` so that row ``p`` maps onto the first axis and
+    write the remaining ``m - 1`` coordinates to ``Qout[:, :m - 1]``.
+
+    Returns the norm of row ``p`` (its distance from the span of the earlier pivots).
+    """
+    alpha = 0.0
+    for a in range(m):
+        alpha += Qin[p, a] * Qin[p, a]
+    alpha = np.sqrt(alpha)
+    if alpha == 0.0:
+        return 0.0
+    v = np.empty(m)
+    for a in range(m):
+        v[a] = Qin[p, a]
+    v[0] += alpha if v[0] >= 0.0 else -alpha
+    vv = 0.0
+    for a in range(m):
+        vv += v[a] * v[a]
+    for i in range(Qin.shape[0]):
+        t = 0.0
+        for a in range(m):
+            t += v[a] * Qin[i, a]
+        t = 2.0 * t / vv
+        for a in range(1, m):
+            Qout[i, a - 1] = Qin[i, a] - t * v[a]
+    return alpha
+
+
+@njit(cache=True, nogil=True, inline="always")
+def side_code(u0, u1, nu, q0, q1, nrm_i, rtol):
+    """Side (+1, -1, or 0 = on the plane) of a point with last-level coordinates ``(q0, q1)``
+    with respect to the plane whose last defining point has coordinates ``(u0, u1)``."""
+    s = u0 * q1 - u1 * q0
+    thr = rtol * nu * nrm_i
+    if s > thr:
+        return 1
+    if s < -thr:
+        return -1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def leaf_sides(Xh, nrm, combo, rtol):
+    """Side of every point with respect to the plane through the points ``combo``.
+
+    Uses exactly the floating-point operations of the incremental search, so it reproduces
+    its decisions bit for bit. Returns ``(codes, ok)``: ``codes[i]`` in {+1, -1, 0} (0: on the
+    plane, the defining points included); ``ok`` is False when the points of ``combo`` are
+    affinely dependent (no unique plane).
+    """
+    n, m0 = Xh.shape
+    D = m0 - 1
+    codes = np.zeros(n, dtype=np.int8)
+    Q = Xh.copy()
+    Qn = np.empty_like(Q)
+    for j in range(D - 1):
+        p = combo[j]
+        if project_out(Q, m0 - j, p, Qn) <= rtol * nrm[p]:
+            return codes, False
+        Q, Qn = Qn, Q
+    k = combo[D - 1]
+    u0 = Q[k, 0]
+    u1 = Q[k, 1]
+    nu = np.sqrt(u0 * u0 + u1 * u1)
+    if nu <= rtol * nrm[k]:
+        return codes, False
+    for i in range(n):
+        codes[i] = side_code(u0, u1, nu, Q[i, 0], Q[i, 1], nrm[i], rtol)
+    for j in range(D):
+        codes[combo[j]] = 0
+    return codes, True
+
+
+def is_canonical_basis(Xh: np.ndarray, combo: np.ndarray, on_plane: np.ndarray) -> bool:
+    """Whether ``combo`` is the greedy (lexicographically first) basis of the points
+    ``on_plane`` that span its hyperplane.
+
+    A plane through more than ``D`` points is reached by many D-subsets; only this one
+    represents it, so every plane is evaluated once. The greedy basis scans the points in
+    index order and keeps each one not in the affine span of those kept so far; ``combo``
+    is it iff every other point of the plane below ``combo[-1]`` lies in the span of the
+    members of ``combo`` below it.
+    """
+    combo = np.asarray(combo)
+    for p in on_plane:
+        if p in combo or p > combo[-1]:
+            continue
+        before = combo[combo < p]
+        if before.size == 0:
+            return False
+        A = Xh[before].T
+        coef, *_ = np.linalg.lstsq(A, Xh[p], rcond=None)
+        if np.linalg.norm(A @ coef - Xh[p]) > COPLANAR_RTOL * np.linalg.norm(Xh[p]):
+            return False
+    return True
+
+
+def max_margin_separator(Z: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, float]:
+    """Hard-margin separator of a strictly separable labeling: ``min |a|^2 / 2`` subject to
+    ``s_i (a . z_i + b) >= 1``, solved as a convex QP by HiGHS.
+
+    Raises ``RuntimeError`` when the labeling is not strictly separable (which would mean a
+    search reported a labeling no affine classifier realizes).
+
+    Examples
+    --------
+    >>> Z = np.array([[-1.0], [0.0], [2.0]])
+    >>> a, b = max_margin_separator(Z, np.array([False, False, True]))
+    >>> np.round([a[0], b], 6)
+    array([ 1., -1.])
+    """
+    import highspy
+
+    n, r = Z.shape
+    s = np.where(positive, 1.0, -1.0)
+    if r == 0 or np.all(s == s[0]):
+        return np.zeros(r), float(s[0])
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    inf = highspy.kHighsInf
+    h.addVars(r + 1, np.full(r + 1, -inf), np.full(r + 1, inf))
+    # rows s_i * (z_i . a + b) >= 1, passed as one dense row-wise block
+    A = np.hstack([Z * s[:, None], s[:, None]])
+    starts = np.arange(n, dtype=np.int32) * (r + 1)
+    index = np.tile(np.arange(r + 1, dtype=np.int32), n)
+    h.addRows(n, np.ones(n), np.full(n, inf), A.size, starts, index, A.ravel())
+    hess = highspy.HighsHessian()
+    hess.dim_ = r + 1
+    hess.format_ = highspy.HessianFormat.kTriangular
+    hess.start_ = np.r_[np.arange(r + 1), r].astype(np.int32)
+    hess.index_ = np.arange(r, dtype=np.int32)
+    hess.value_ = np.ones(r)
+    h.passHessian(hess)
+    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+    h.run()
+    status = h.getModelStatus()
+    if status != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(
+            f"max-margin QP: {h.modelStatusToString(status)}; the labeling is not strictly "
+            "linearly separable"
+        )
+    x = np.asarray(h.getSolution().col_value)
+    return x[:r], float(x[r])

@@ -1,0 +1,171 @@
+"""Driver of the exact searches over a rank space: chunks, incumbents, budgets, parallelism.
+
+A search is a function ``scan(r0, r1, ub_lt, ub_le) -> ChunkResult`` over a space of ranks
+``[0, total)`` (see :mod:`exactclf._backend._cpu_ice` for the incumbent semantics), plus a
+``resolve(pending)`` that turns deferred candidates into exact ones. The driver cuts the space
+into rank-range chunks, runs them in waves on a joblib backend (threads by default, since the
+kernels release the GIL; a Dask cluster under ``joblib.parallel_config(backend="dask")``),
+keeps every candidate found with its rank, and gives each chunk the bounds implied by the
+candidates of lower and higher rank. The result is the lowest-ranked among the best
+candidates, whatever the chunking or the number of workers.
+
+Budgets: ``max_candidates`` (deterministic: only ranks below it are searched) and
+``time_limit`` (seconds); Ctrl-C stops the search like a budget. In all three cases the best
+candidate so far is returned with ``complete=False``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from joblib import Parallel, delayed, effective_n_jobs
+
+from ._combinatorics import chunk_ranges
+
+__all__ = ["Candidate", "ChunkResult", "SearchOutcome", "run_search"]
+
+
+@dataclass(frozen=True, order=True)
+class Candidate:
+    """A solution found by a search: ordered by ``(value, rank)``."""
+
+    value: float
+    rank: int
+    payload: Any = field(compare=False, default=None)
+
+
+@dataclass
+class ChunkResult:
+    best: Candidate | None
+    pending: Sequence[Any]
+    r_stop: int
+
+
+@dataclass
+class SearchOutcome:
+    best: Candidate | None
+    n_candidates: int
+    complete: bool
+    stop_reason: str | None
+    elapsed: float
+
+
+class _Progress:
+    """Progress lines on stderr, at most one every ``every`` seconds (verbose >= 1)."""
+
+    def __init__(self, desc: str, total: int, verbose: int, every: float = 2.0):
+        self.desc, self.total, self.verbose, self.every = desc, total, verbose, every
+        self.t0 = time.perf_counter()
+        self.last = self.t0
+
+    def update(self, done: int, best: float, force: bool = False) -> None:
+        now = time.perf_counter()
+        if self.verbose < 1 or (not force and now - self.last < self.every):
+            return
+        self.last = now
+        elapsed = now - self.t0
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - done) / rate if rate > 0 else math.inf
+        frac = done / self.total if self.total else 1.0
+        width = 24
+        bar = "#" * int(frac * width)
+        print(
+            f"{self.desc} [{bar:<{width}}] {100 * frac:5.1f}%  {done:.3g}/{self.total:.3g} "
+            f"candidates  {rate:.3g}/s  ETA {eta:.0f}s  best={best:g}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def run_search(
+    total: int,
+    scan: Callable[[int, int, float, float], ChunkResult],
+    resolve: Callable[[Sequence[Any]], list[Candidate]],
+    *,
+    upper_bound: float,
+    max_candidates: int | None = None,
+    time_limit: float | None = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+    desc: str = "search",
+    chunk_size: int = 1 << 15,
+    target_seconds: float = 0.25,
+) -> SearchOutcome:
+    """Run ``scan`` over ``[0, total)`` (or ``[0, max_candidates)``) and return the best
+    candidate strictly below ``upper_bound``.
+
+    ``chunk_size`` is the first chunk's size; later chunks are sized from the measured rate
+    to take about ``target_seconds`` each (the result does not depend on it).
+    """
+    t0 = time.perf_counter()
+    stop = total if max_candidates is None else min(total, int(max_candidates))
+    found: list[Candidate] = []
+    todo = chunk_ranges(0, stop, chunk_size)
+    done = 0
+    progress = _Progress(desc, stop, verbose)
+    stop_reason = None
+
+    def bounds(r0: int, r1: int) -> tuple[float, float]:
+        lt = min([upper_bound] + [c.value for c in found if c.rank < r0])
+        le = min([math.inf] + [c.value for c in found if c.rank >= r1])
+        return lt, le
+
+    def best_value() -> float:
+        return min([upper_bound] + [c.value for c in found])
+
+    with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
+        n_workers = max(1, effective_n_jobs(n_jobs))
+        try:
+            while todo:
+                if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                    stop_reason = "time_limit"
+                    break
+                wave, todo = todo[: 2 * n_workers], todo[2 * n_workers :]
+                tw = time.perf_counter()
+                if n_workers == 1:
+                    results = [scan(r0, r1, *bounds(r0, r1)) for r0, r1 in wave]
+                else:
+                    results = parallel(delayed(scan)(r0, r1, *bounds(r0, r1)) for r0, r1 in wave)
+                requeue = []
+                for (r0, r1), res in zip(wave, results, strict=True):
+                    if res.best is not None:
+                        found.append(res.best)
+                    if res.pending:
+                        found.extend(c for c in resolve(res.pending) if c.value < upper_bound)
+                    if res.r_stop < r1:
+                        requeue.append((res.r_stop, r1))
+                    done += res.r_stop - r0
+                todo = requeue + todo
+                found = [min(found)] if found else []
+                progress.update(done, best_value())
+                # re-size the remaining chunks from the measured rate
+                n_wave = sum(res.r_stop - r0 for (r0, _), res in zip(wave, results, strict=True))
+                rate = n_wave / max(time.perf_counter() - tw, 1e-6) / n_workers
+                size = int(min(max(rate * target_seconds, 1 << 12), 1 << 26))
+                if todo and abs(size - chunk_size) > chunk_size // 2:
+                    chunk_size = size
+                    todo = todo[: len(requeue)] + chunk_ranges(todo[len(requeue)][0], stop, size)
+        except KeyboardInterrupt:
+            stop_reason = "interrupted"
+            warnings.warn(
+                f"{desc} interrupted: returning the best solution found so far "
+                f"({done} of {stop} candidates searched)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    if stop_reason is None and stop < total:
+        stop_reason = "max_candidates"
+    progress.update(done, best_value(), force=True)
+    return SearchOutcome(
+        best=min(found) if found else None,
+        n_candidates=done,
+        complete=stop_reason is None,
+        stop_reason=stop_reason,
+        elapsed=time.perf_counter() - t0,
+    )
