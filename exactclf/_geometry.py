@@ -29,6 +29,10 @@ __all__ = [
     "affine_frame",
     "homogeneous",
     "project_out",
+    "make_levels",
+    "update_levels",
+    "pivot",
+    "cross",
     "side_code",
     "leaf_sides",
     "is_canonical_basis",
@@ -99,9 +103,10 @@ def homogeneous(Z: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def project_out(Qin, m, p, Qout):
+def project_out(Qin, m, p, Qout, v):
     """Reflect every row of ``Qin[:, :m]`` so that row ``p`` maps onto the first axis and
-    write the remaining ``m - 1`` coordinates to ``Qout[:, :m - 1]``.
+    write the remaining ``m - 1`` coordinates to ``Qout[:, :m - 1]`` (``v``: scratch of
+    length >= m).
 
     Returns the norm of row ``p`` (its distance from the span of the earlier pivots).
     """
@@ -111,7 +116,6 @@ def project_out(Qin, m, p, Qout):
     alpha = np.sqrt(alpha)
     if alpha == 0.0:
         return 0.0
-    v = np.empty(m)
     for a in range(m):
         v[a] = Qin[p, a]
     v[0] += alpha if v[0] >= 0.0 else -alpha
@@ -128,12 +132,70 @@ def project_out(Qin, m, p, Qout):
     return alpha
 
 
+@njit(cache=True, nogil=True)
+def make_levels(Xh):
+    """Storage for the levels of the incremental search, level 0 filled with ``Xh``.
+
+    Level ``L`` (``0 <= L <= D - 2``) holds the points' coordinates orthogonal to the first
+    ``L`` chosen points: ``D + 1 - L`` columns, so the last level has 3. For ``D = 1`` the
+    single level is ``Xh`` padded with a zero column (see :func:`pivot`).
+    """
+    n, m0 = Xh.shape
+    D = m0 - 1
+    if D >= 2:
+        Qb = np.empty((D - 1, n, m0))
+        Qb[0] = Xh
+    else:
+        Qb = np.zeros((1, n, 3))
+        Qb[0, :, :2] = Xh
+    return Qb
+
+
+@njit(cache=True, nogil=True)
+def update_levels(Qb, c, valid, tn, scratch):
+    """Recompute levels ``valid + 1 .. D - 2`` for the prefix ``c``.
+
+    Returns ``(valid, dep_at)``: the highest level now up to date, and the position of the
+    first chosen point found in the span of the points before it (-1 if none), including
+    the pivot ``c[D - 2]`` checked at the last level.
+    """
+    D = c.shape[0]
+    m0 = D + 1
+    while valid < D - 2:
+        p = c[valid]
+        if project_out(Qb[valid], m0 - valid, p, Qb[valid + 1], scratch) <= tn[p]:
+            return valid, valid
+        valid += 1
+    if D >= 2:
+        j = c[D - 2]
+        a = Qb[D - 2, j]
+        if np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]) <= tn[j]:
+            return valid, D - 2
+    return valid, -1
+
+
 @njit(cache=True, nogil=True, inline="always")
-def side_code(u0, u1, nu, q0, q1, nrm_i, rtol):
-    """Side (+1, -1, or 0 = on the plane) of a point with last-level coordinates ``(q0, q1)``
-    with respect to the plane whose last defining point has coordinates ``(u0, u1)``."""
-    s = u0 * q1 - u1 * q0
-    thr = rtol * nu * nrm_i
+def pivot(Qb, c):
+    """Last-level coordinates of the pivot ``c[D - 2]`` (a virtual ``(0, 0, 1)`` if D = 1)."""
+    D = c.shape[0]
+    if D >= 2:
+        j = c[D - 2]
+        return Qb[D - 2, j, 0], Qb[D - 2, j, 1], Qb[D - 2, j, 2]
+    return 0.0, 0.0, 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def side_code(w0, w1, w2, nw, q0, q1, q2, tol_i):
+    """Side (+1, -1, or 0 = on the plane) of a point with last-level coordinates ``q``
+    with respect to the plane of last-level normal ``w`` (``nw``: its norm; ``tol_i``: the
+    relative tolerance times the point's norm)."""
+    s = w0 * q0 + w1 * q1 + w2 * q2
+    thr = nw * tol_i
     if s > thr:
         return 1
     if s < -thr:
@@ -150,24 +212,24 @@ def leaf_sides(Xh, nrm, combo, rtol):
     plane, the defining points included); ``ok`` is False when the points of ``combo`` are
     affinely dependent (no unique plane).
     """
-    n, m0 = Xh.shape
-    D = m0 - 1
+    n = Xh.shape[0]
+    D = combo.shape[0]
     codes = np.zeros(n, dtype=np.int8)
-    Q = Xh.copy()
-    Qn = np.empty_like(Q)
-    for j in range(D - 1):
-        p = combo[j]
-        if project_out(Q, m0 - j, p, Qn) <= rtol * nrm[p]:
-            return codes, False
-        Q, Qn = Qn, Q
+    Qb = make_levels(Xh)
+    tn = rtol * nrm
+    _, dep_at = update_levels(Qb, combo, 0, tn, np.empty(D + 1))
+    if dep_at >= 0:
+        return codes, False
+    L = max(D - 2, 0)
+    a0, a1, a2 = pivot(Qb, combo)
+    na = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
     k = combo[D - 1]
-    u0 = Q[k, 0]
-    u1 = Q[k, 1]
-    nu = np.sqrt(u0 * u0 + u1 * u1)
-    if nu <= rtol * nrm[k]:
+    w0, w1, w2 = cross(a0, a1, a2, Qb[L, k, 0], Qb[L, k, 1], Qb[L, k, 2])
+    nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if nw <= na * tn[k]:
         return codes, False
     for i in range(n):
-        codes[i] = side_code(u0, u1, nu, Q[i, 0], Q[i, 1], nrm[i], rtol)
+        codes[i] = side_code(w0, w1, w2, nw, Qb[L, i, 0], Qb[L, i, 1], Qb[L, i, 2], tn[i])
     for j in range(D):
         codes[combo[j]] = 0
     return codes, True

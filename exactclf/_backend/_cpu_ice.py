@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from .._combinatorics import rank_of, unrank_into
-from .._geometry import project_out, side_code
+from .._geometry import cross, make_levels, pivot, side_code, update_levels
 
 __all__ = ["ice_scan_cpu", "PENDING_FIELDS"]
 
@@ -51,27 +51,35 @@ def _advance(c, pos, n, k):
 
 
 @njit(cache=True, nogil=True)
-def _is_canonical(Qb, nrm, c, k, onp, non, rtol):
+def _is_canonical(Qb, tn, c, k, a0, a1, a2, na, onp, non):
     """Kernel version of :func:`exactclf._geometry.is_canonical_basis` using the levels."""
     D = c.shape[0]
-    m0 = Qb.shape[2]
+    m0 = D + 1
+    L = max(D - 2, 0)
     for t in range(non):
         p = onp[t]
-        if p > k:
+        if p >= k:
             continue
         j = 0
         while j < D - 1 and c[j] < p:
             j += 1
-        nn = 0.0
-        for a in range(m0 - j):
-            nn += Qb[j, p, a] * Qb[j, p, a]
-        if np.sqrt(nn) > rtol * nrm[p]:
-            return False
+        if j < D - 1 and c[j] == p:
+            continue
+        if j <= D - 2:  # p must be in the span of c[:j]: nothing left at level j
+            nn = 0.0
+            for a in range(m0 - j):
+                nn += Qb[j, p, a] * Qb[j, p, a]
+            if np.sqrt(nn) > tn[p]:
+                return False
+        else:  # p must be in the span of c[:D - 1]: parallel to the pivot at level D - 2
+            w0, w1, w2 = cross(a0, a1, a2, Qb[L, p, 0], Qb[L, p, 1], Qb[L, p, 2])
+            if np.sqrt(w0 * w0 + w1 * w1 + w2 * w2) > na * tn[p]:
+                return False
     return True
 
 
 @njit(cache=True, nogil=True)
-def ice_scan_cpu(Xh, nrm, wpos, wneg, order, r0, r1, ub_lt, ub_le, rtol, pend):
+def ice_scan_cpu(Xh, nrm, wpos, wneg, r0, r1, ub_lt, ub_le, rtol, pend):
     """Search the D-subsets with lexicographic ranks in ``[r0, r1)``.
 
     Parameters
@@ -79,7 +87,6 @@ def ice_scan_cpu(Xh, nrm, wpos, wneg, order, r0, r1, ub_lt, ub_le, rtol, pend):
     Xh : (n, D + 1) homogeneous coordinates of the unique points.
     nrm : (n,) row norms of ``Xh``.
     wpos, wneg : (n,) weight of the point's samples labeled positive / negative.
-    order : (n,) scan order of the points (a permutation).
     r0, r1 : rank range.
     ub_lt, ub_le : incumbent values (see module docstring).
     rtol : relative coplanarity tolerance.
@@ -93,10 +100,11 @@ def ice_scan_cpu(Xh, nrm, wpos, wneg, order, r0, r1, ub_lt, ub_le, rtol, pend):
     """
     n, m0 = Xh.shape
     D = m0 - 1
-    Qb = np.empty((D, n, m0))
-    Qb[0] = Xh
+    L = max(D - 2, 0)
+    Qb = make_levels(Xh)
     minw = np.minimum(wpos, wneg)
-    mark = np.zeros(n, dtype=np.bool_)
+    tn = rtol * nrm
+    scratch = np.empty(m0)
     onp = np.empty(n, dtype=np.int64)
     c = np.empty(D, dtype=np.int64)
     unrank_into(r0, n, D, c)
@@ -108,15 +116,7 @@ def ice_scan_cpu(Xh, nrm, wpos, wneg, order, r0, r1, ub_lt, ub_le, rtol, pend):
     rank = r0
     valid = 0
     while rank < r1:
-        # bring the levels up to date for the prefix c[:D - 1]
-        dep_at = -1
-        while valid < D - 1:
-            p = c[valid]
-            alpha = project_out(Qb[valid], m0 - valid, p, Qb[valid + 1])
-            if alpha <= rtol * nrm[p]:
-                dep_at = valid
-                break
-            valid += 1
+        valid, dep_at = update_levels(Qb, c, valid, tn, scratch)
         if dep_at >= 0:
             # the prefix c[:dep_at + 1] is affinely dependent: skip its whole subtree
             q = _advance(c, dep_at, n, D)
@@ -125,28 +125,24 @@ def ice_scan_cpu(Xh, nrm, wpos, wneg, order, r0, r1, ub_lt, ub_le, rtol, pend):
             rank = rank_of(c, n)
             valid = min(valid, q)
             continue
-        F0 = 0.0
-        for t in range(D - 1):
-            F0 += minw[c[t]]
-            mark[c[t]] = True
-        Q = Qb[D - 1]
+        Q = Qb[L]
+        a0, a1, a2 = pivot(Qb, c)
+        na = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
         k = c[D - 1]
         while k < n and rank < r1:
-            u0 = Q[k, 0]
-            u1 = Q[k, 1]
-            nu = np.sqrt(u0 * u0 + u1 * u1)
-            if nu > rtol * nrm[k]:
-                F = F0 + minw[k]
+            w0, w1, w2 = cross(a0, a1, a2, Q[k, 0], Q[k, 1], Q[k, 2])
+            nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+            if nw > na * tn[k]:
+                # one pass counts the errors of both orientations; the points on the plane
+                # (the subset's own among them) add their least possible cost to lbx, and
+                # the plane is degenerate iff more than D points lie on it
                 ep = 0.0
                 em = 0.0
                 lbx = 0.0
                 non = 0
                 pruned = False
-                for t in range(n):
-                    i = order[t]
-                    if mark[i] or i == k:
-                        continue
-                    sc = side_code(u0, u1, nu, Q[i, 0], Q[i, 1], nrm[i], rtol)
+                for i in range(n):
+                    sc = side_code(w0, w1, w2, nw, Q[i, 0], Q[i, 1], Q[i, 2], tn[i])
                     if sc > 0:
                         ep += wneg[i]
                         em += wpos[i]
@@ -157,31 +153,27 @@ def ice_scan_cpu(Xh, nrm, wpos, wneg, order, r0, r1, ub_lt, ub_le, rtol, pend):
                         lbx += minw[i]
                         onp[non] = i
                         non += 1
-                    bound = min(ep, em) + F + lbx
+                    bound = min(ep, em) + lbx
                     if bound >= best_val or bound > ub_le:
                         pruned = True
                         break
                 if not pruned:
-                    bound = min(ep, em) + F + lbx
+                    bound = min(ep, em) + lbx
                     if bound < best_val and bound <= ub_le:
-                        if non == 0:
+                        if non == D:
                             best_val = bound
                             best_rank = rank
                             best_orient = 1 if ep <= em else -1
-                        elif _is_canonical(Qb, nrm, c, k, onp, non, rtol):
+                        elif _is_canonical(Qb, tn, c, k, a0, a1, a2, na, onp, non):
                             if npend == cap:
-                                for t in range(D - 1):
-                                    mark[c[t]] = False
                                 return best_val, best_rank, best_orient, npend, rank
                             pend[npend, 0] = rank
                             pend[npend, 1] = ep
                             pend[npend, 2] = em
-                            pend[npend, 3] = F + lbx
+                            pend[npend, 3] = lbx
                             npend += 1
             rank += 1
             k += 1
-        for t in range(D - 1):
-            mark[c[t]] = False
         if rank >= r1 or D == 1:
             break
         # all leaves under this prefix are done: next prefix

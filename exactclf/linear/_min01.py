@@ -90,19 +90,21 @@ def search_size(n_points: int, dim: int) -> int:
 class _Problem:
     """One exact search: the points in their frame, kernels, and the recursive sub-solves."""
 
-    def __init__(self, Z, wpos, wneg, backend: Backend, cache: dict):
-        self.frame = affine_frame(Z)
-        self.Zf = self.frame.transform(Z)
+    def __init__(self, Z, wpos, wneg, frame, backend: Backend):
+        # Points are stored in a fixed pseudo-random order: the kernels scan them in index
+        # order and stop early, which works far better than the sorted order of np.unique.
+        # Ranks refer to this order, the same for every backend.
+        self.perm = np.random.default_rng(0).permutation(len(Z))
+        self.frame = frame
+        self.Zf = self.frame.transform(Z[self.perm])
         self.Xh = homogeneous(self.Zf)
         self.nrm = np.linalg.norm(self.Xh, axis=1)
-        self.wpos = np.ascontiguousarray(wpos, dtype=np.float64)
-        self.wneg = np.ascontiguousarray(wneg, dtype=np.float64)
+        self.wpos = np.ascontiguousarray(wpos[self.perm], dtype=np.float64)
+        self.wneg = np.ascontiguousarray(wneg[self.perm], dtype=np.float64)
         self.n, self.dim = self.Zf.shape
         self.backend = backend
-        self.cache = cache
-        # a fixed, data-independent scan order makes early exits typical rather than
-        # adversarial on sorted data
-        self.order = np.random.default_rng(0).permutation(self.n).astype(np.int64)
+        # exact sub-problems on the points of degenerate planes, keyed by their indices
+        self.cache: dict[bytes, tuple[float, np.ndarray]] = {}
 
     # -- kernels -----------------------------------------------------------------------------
     def scan(self, r0: int, r1: int, ub_lt: float, ub_le: float) -> ChunkResult:
@@ -115,7 +117,7 @@ class _Problem:
         else:
             buf = np.empty((_PENDING_CAPACITY, 4))
             val, rank, orient, npend, r_stop = ice_scan_cpu(
-                self.Xh, self.nrm, self.wpos, self.wneg, self.order,
+                self.Xh, self.nrm, self.wpos, self.wneg,
                 r0, r1, ub_lt, ub_le, COPLANAR_RTOL, buf,
             )
             pending = [tuple(row) for row in buf[:npend]]
@@ -139,16 +141,17 @@ class _Problem:
             on = np.flatnonzero(codes == 0)
             key = on.tobytes()
             if key not in self.cache:
-                sub = _solve(self.Zf[on], self.wpos[on], self.wneg[on], CPU, self.cache)
+                sub = _solve(self.Zf[on], self.wpos[on], self.wneg[on], CPU)
                 self.cache[key] = (sub.value, sub.positive)
             sub_value, sub_positive = self.cache[key]
             out.append(Candidate(min(ep, em) + sub_value, rank, sub_positive))
         return out
 
     def labeling(self, cand: Candidate) -> np.ndarray:
-        """The labeling of all points realized by a candidate plane: the better orientation
-        off the plane (the positive side of :func:`leaf_sides` on ties, like the kernels), and
-        on it the best labeling of its points (majority for free points)."""
+        """The labeling of all points (in the caller's order) realized by a candidate plane:
+        the better orientation off the plane (the positive side of :func:`leaf_sides` on
+        ties, like the kernels), and on it the best labeling of its points (majority for
+        free points)."""
         sub_positive = cand.payload
         _, codes = self.sides(cand.rank)
         above, below = codes > 0, codes < 0
@@ -160,19 +163,22 @@ class _Problem:
             positive[on] = self.wpos[on] > self.wneg[on]
         else:
             positive[on] = sub_positive
-        return positive
+        out = np.empty_like(positive)
+        out[self.perm] = positive
+        return out
 
 
-def _solve(Z, wpos, wneg, backend: Backend, cache: dict, incumbent=None, **search_kw):
+def _solve(Z, wpos, wneg, backend: Backend, incumbent=None, **search_kw):
     n = len(Z)
     if incumbent is None:
         incumbent = majority_labeling(wpos, wneg)
     ub = labeling_errors(incumbent, wpos, wneg)
-    if n == 1 or affine_frame(Z).dim == 0:
+    frame = affine_frame(Z)
+    if frame.dim == 0:
         positive = np.full(n, wpos.sum() > wneg.sum())
         return Min01Result(labeling_errors(positive, wpos, wneg), positive, 0, True, None,
                            False, 0.0)
-    prob = _Problem(Z, wpos, wneg, backend, cache)
+    prob = _Problem(Z, wpos, wneg, frame, backend)
     total = search_size(prob.n, prob.dim)
     if total > MAX_RANK:
         raise ValueError(f"search space of {total:.3g} candidates exceeds the rank range")
@@ -230,7 +236,7 @@ def solve_min01(
     """
     return _solve(
         np.asarray(Z, dtype=np.float64), np.asarray(wpos, dtype=np.float64),
-        np.asarray(wneg, dtype=np.float64), backend, {}, incumbent,
+        np.asarray(wneg, dtype=np.float64), backend, incumbent,
         max_candidates=max_candidates, time_limit=time_limit, n_jobs=n_jobs, verbose=verbose,
         desc="ICE",
     )
