@@ -55,7 +55,8 @@ def _comb(n, k):
 
 @njit(cache=True)
 def unrank_into(rank, n, k, out):
-    """Write the k-subset of ``range(n)`` with lexicographic ``rank`` into ``out``."""
+    """Write the k-subset of ``range(n)`` with lexicographic ``rank`` into ``out``
+    (``0 <= rank < C(n, k)``: callers check)."""
     v = 0
     for j in range(k):
         while True:
@@ -109,7 +110,8 @@ def unrank_combination(rank: int, n: int, k: int) -> np.ndarray:
 
 @njit(cache=True)
 def unrank_batch(r0, count, n, k):
-    """The ``count`` consecutive k-subsets from rank ``r0`` on, one per row."""
+    """The (at most) ``count`` consecutive k-subsets from rank ``r0`` on, one per row."""
+    count = max(0, min(count, _comb(n, k) - r0))
     out = np.empty((count, k), dtype=np.int64)
     if count == 0:
         return out

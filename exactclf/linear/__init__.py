@@ -1,0 +1,5 @@
+"""Exact linear classifiers."""
+
+from ._ice import ICEClassifier
+
+__all__ = ["ICEClassifier"]

@@ -1,0 +1,63 @@
+"""Incumbents for the exact search: realizable labelings from fast surrogate classifiers.
+
+Any affine classifier's predictions are a realizable labeling, and its weighted errors an
+upper bound on the optimum. The tighter the bound, the earlier the exact search prunes.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import LinearSVC
+
+from ._milp import bigm_milp
+from ._min01 import labeling_errors, majority_labeling
+
+__all__ = ["best_incumbent"]
+
+
+def _surrogates(Z, wpos, wneg):
+    """Predictions (positive side) of LinearSVC and LogisticRegression on weighted points."""
+    has_pos, has_neg = wpos > 0, wneg > 0
+    Zs = np.vstack([Z[has_pos], Z[has_neg]])
+    ys = np.r_[np.ones(has_pos.sum()), np.zeros(has_neg.sum())]
+    ws = np.r_[wpos[has_pos], wneg[has_neg]]
+    ws = ws / ws.mean()
+    models = {
+        "LinearSVC": LinearSVC(C=10.0, max_iter=20000),
+        "LogisticRegression": LogisticRegression(C=10.0, max_iter=2000),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for name, model in models.items():
+            model.fit(Zs, ys, sample_weight=ws)
+            yield name, model.decision_function(Z) > 0
+
+
+def best_incumbent(
+    Z: np.ndarray,
+    wpos: np.ndarray,
+    wneg: np.ndarray,
+    *,
+    surrogate: bool = True,
+    milp_time_limit: float | None = None,
+    n_jobs: int | None = None,
+) -> tuple[np.ndarray, float, str]:
+    """The best of: the majority class, LinearSVC, LogisticRegression and (when
+    ``milp_time_limit`` is given) the big-M MILP stopped after that many seconds.
+
+    Returns ``(positive, errors, source)``.
+    """
+    cands = [("majority class", majority_labeling(wpos, wneg))]
+    if surrogate and np.any(wpos > 0) and np.any(wneg > 0):
+        cands.extend(_surrogates(Z, wpos, wneg))
+    if milp_time_limit is not None:
+        res = bigm_milp(Z, wpos, wneg, time_limit=milp_time_limit,
+                        threads=None if n_jobs is None or n_jobs < 1 else n_jobs)
+        cands.append(("big-M MILP", Z @ res.coef + res.intercept > 0))
+    errors = [labeling_errors(pos, wpos, wneg) for _, pos in cands]
+    best = int(np.argmin(errors))
+    return cands[best][1], errors[best], cands[best][0]

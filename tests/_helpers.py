@@ -1,0 +1,57 @@
+"""Independent oracles for the exact searches (no code shared with exactclf's search)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.optimize import linprog
+
+
+def strictly_separable(Z: np.ndarray, positive: np.ndarray) -> bool:
+    """Is there (a, b) with a.z + b >= 1 on positives and <= -1 on negatives? (LP)"""
+    n, d = Z.shape
+    s = np.where(positive, 1.0, -1.0)
+    A = -np.hstack([Z * s[:, None], s[:, None]])
+    res = linprog(np.zeros(d + 1), A_ub=A, b_ub=-np.ones(n), bounds=[(None, None)] * (d + 1),
+                  method="highs")
+    return res.status == 0
+
+
+def brute_force_min01(Z: np.ndarray, wpos: np.ndarray, wneg: np.ndarray) -> float:
+    """Minimum weighted 0-1 loss over all 2^n labelings that an LP proves separable."""
+    n = len(Z)
+    best = np.inf
+    costs = []
+    for bits in itertools.product([False, True], repeat=n):
+        pos = np.array(bits)
+        costs.append((float(wneg[pos].sum() + wpos[~pos].sum()), pos))
+    costs.sort(key=lambda t: t[0])
+    for cost, pos in costs:  # cheapest first: the first separable one is optimal
+        if cost >= best:
+            break
+        if strictly_separable(Z, pos):
+            best = cost
+    return best
+
+
+def random_instance(rng: np.random.Generator, kind: str, n: int, d: int):
+    """Unique points with per-label weights, of a given kind of (non-)general position."""
+    if kind == "gaussian":
+        Z = rng.normal(size=(n, d))
+    elif kind == "grid":  # integer grid: many coplanar points
+        Z = rng.integers(0, 3, size=(n, d)).astype(float)
+    elif kind == "collinear":  # all points on a line (affine dimension 1)
+        t = rng.integers(-3, 4, size=(n, 1)).astype(float)
+        Z = t * rng.normal(size=(1, d)) + rng.normal(size=(1, d))
+    elif kind == "flat":  # points on a 2-plane inside d dimensions, on a grid
+        B = rng.integers(-2, 3, size=(2, d)).astype(float)
+        Z = rng.integers(-2, 3, size=(n, 2)).astype(float) @ B
+    else:
+        raise ValueError(kind)
+    Z = np.unique(Z, axis=0)
+    m = len(Z)
+    wpos = rng.integers(0, 3, m).astype(float)
+    wneg = rng.integers(0, 3, m).astype(float)
+    wpos[(wpos + wneg) == 0] = 1.0
+    return Z, wpos, wneg

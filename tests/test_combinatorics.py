@@ -1,0 +1,47 @@
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+
+from exactclf._combinatorics import (
+    chunk_ranges,
+    n_combinations,
+    rank_combination,
+    unrank_batch,
+    unrank_combination,
+)
+
+
+@pytest.mark.parametrize("n, k", [(1, 1), (5, 1), (6, 3), (9, 4), (7, 7), (10, 2)])
+def test_rank_unrank_match_lexicographic_order(n, k):
+    combos = list(itertools.combinations(range(n), k))
+    assert n_combinations(n, k) == len(combos) == comb(n, k)
+    for r, c in enumerate(combos):
+        assert rank_combination(c, n) == r
+        np.testing.assert_array_equal(unrank_combination(r, n, k), c)
+
+
+@pytest.mark.parametrize("r0, count", [(0, 10), (3, 50), (120, 6), (125, 1)])
+def test_unrank_batch_is_consecutive(r0, count):
+    n, k = 10, 3  # 120 combinations: the batch may run past the end
+    combos = list(itertools.combinations(range(n), k))
+    batch = unrank_batch(r0, count, n, k)
+    expected = combos[r0 : r0 + count]
+    np.testing.assert_array_equal(batch, np.array(expected).reshape(-1, k))
+
+
+def test_unrank_rejects_out_of_range():
+    with pytest.raises(ValueError, match="outside"):
+        unrank_combination(10, 5, 2)
+
+
+def test_large_counts_are_exact():
+    assert n_combinations(89, 6) == comb(89, 6) == 581106988
+    assert n_combinations(3, 5) == 0
+
+
+def test_chunk_ranges_cover_exactly():
+    ranges = chunk_ranges(3, 20, 7)
+    assert ranges == [(3, 10), (10, 17), (17, 20)]
+    assert chunk_ranges(0, 0, 5) == []
