@@ -2,9 +2,9 @@
 
 The exact searches enumerate the D-subsets of the (unique) training points. A subset is
 identified by its *rank*, its position in lexicographic order, so that a contiguous rank
-range is an independent unit of work (a chunk) that any worker, CPU thread, GPU batch or
-Dask task can process, and so that ties between equally good subsets are broken the same
-way everywhere: the lowest rank wins.
+range is an independent unit of work (a chunk, see :mod:`exactclf._search`) that any worker,
+CPU thread, GPU batch or Dask task can process, and so that ties between equally good
+subsets are broken the same way everywhere: the lowest rank wins.
 
 The rank of ``c_0 < c_1 < ... < c_{k-1}`` in lexicographic order is
 
@@ -26,7 +26,6 @@ __all__ = [
     "rank_combination",
     "unrank_combination",
     "unrank_batch",
-    "chunk_ranges",
 ]
 
 # Ranks are int64 in kernels: the search refuses spaces beyond this before starting.
@@ -129,9 +128,3 @@ def unrank_batch(r0, count, n, k):
         for t in range(j + 1, k):
             c[t] = c[t - 1] + 1
     return out
-
-
-def chunk_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
-    """Split the rank range ``[start, stop)`` into consecutive ranges of at most ``size``."""
-    size = max(1, int(size))
-    return [(a, min(a + size, stop)) for a in range(start, stop, size)]

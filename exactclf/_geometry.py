@@ -85,8 +85,12 @@ def affine_frame(X: np.ndarray) -> AffineFrame:
     X = np.asarray(X, dtype=np.float64)
     mean = X.mean(axis=0)
     scale = X.std(axis=0)
-    scale[scale == 0] = 1.0
+    # a feature whose spread is rounding noise is constant: scaling it up would invent a
+    # dimension (points of a sub-problem lie on a plane only up to rounding)
+    constant = scale <= RANK_RTOL * np.maximum(np.abs(X).max(axis=0), np.finfo(float).tiny)
+    scale[constant] = 1.0
     Xc = (X - mean) / scale
+    Xc[:, constant] = 0.0
     if X.shape[0] < 2:
         return AffineFrame(mean, scale, np.zeros((X.shape[1], 0)), 1.0)
     _, s, Vt = np.linalg.svd(Xc, full_matrices=False)

@@ -26,8 +26,6 @@ from typing import Any
 
 from joblib import Parallel, delayed, effective_n_jobs
 
-from ._combinatorics import chunk_ranges
-
 __all__ = ["Candidate", "ChunkResult", "SearchOutcome", "run_search"]
 
 
@@ -106,7 +104,8 @@ def run_search(
     t0 = time.perf_counter()
     stop = total if max_candidates is None else min(total, int(max_candidates))
     found: list[Candidate] = []
-    todo = chunk_ranges(0, stop, chunk_size)
+    requeue: list[tuple[int, int]] = []  # unfinished chunk tails, searched first
+    next_start = 0  # chunks are cut lazily from here on
     done = 0
     progress = _Progress(desc, stop, verbose)
     stop_reason = None
@@ -122,17 +121,20 @@ def run_search(
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
         n_workers = max(1, effective_n_jobs(n_jobs))
         try:
-            while todo:
+            while requeue or next_start < stop:
                 if time_limit is not None and time.perf_counter() - t0 >= time_limit:
                     stop_reason = "time_limit"
                     break
-                wave, todo = todo[: 2 * n_workers], todo[2 * n_workers :]
+                wave, requeue = requeue[: 2 * n_workers], requeue[2 * n_workers :]
+                for _ in range(2 * n_workers - len(wave)):
+                    if next_start < stop:
+                        wave.append((next_start, min(next_start + chunk_size, stop)))
+                        next_start = wave[-1][1]
                 tw = time.perf_counter()
                 if n_workers == 1:
                     results = [scan(r0, r1, *bounds(r0, r1)) for r0, r1 in wave]
                 else:
                     results = parallel(delayed(scan)(r0, r1, *bounds(r0, r1)) for r0, r1 in wave)
-                requeue = []
                 for (r0, r1), res in zip(wave, results, strict=True):
                     if res.best is not None:
                         found.append(res.best)
@@ -141,16 +143,12 @@ def run_search(
                     if res.r_stop < r1:
                         requeue.append((res.r_stop, r1))
                     done += res.r_stop - r0
-                todo = requeue + todo
                 found = [min(found)] if found else []
                 progress.update(done, best_value())
                 # re-size the remaining chunks from the measured rate
                 n_wave = sum(res.r_stop - r0 for (r0, _), res in zip(wave, results, strict=True))
                 rate = n_wave / max(time.perf_counter() - tw, 1e-6) / n_workers
-                size = int(min(max(rate * target_seconds, 1 << 12), 1 << 26))
-                if todo and abs(size - chunk_size) > chunk_size // 2:
-                    chunk_size = size
-                    todo = todo[: len(requeue)] + chunk_ranges(todo[len(requeue)][0], stop, size)
+                chunk_size = int(min(max(rate * target_seconds, 1 << 12), 1 << 26))
         except KeyboardInterrupt:
             stop_reason = "interrupted"
             warnings.warn(

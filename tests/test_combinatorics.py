@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from exactclf._combinatorics import (
-    chunk_ranges,
     n_combinations,
     rank_combination,
     unrank_batch,
@@ -39,9 +38,3 @@ def test_unrank_rejects_out_of_range():
 def test_large_counts_are_exact():
     assert n_combinations(89, 6) == comb(89, 6) == 581106988
     assert n_combinations(3, 5) == 0
-
-
-def test_chunk_ranges_cover_exactly():
-    ranges = chunk_ranges(3, 20, 7)
-    assert ranges == [(3, 10), (10, 17), (17, 20)]
-    assert chunk_ranges(0, 0, 5) == []

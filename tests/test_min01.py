@@ -1,0 +1,123 @@
+"""Exactness of the 0-1 loss search against independent oracles, on every backend."""
+
+import numpy as np
+import pytest
+from _helpers import brute_force_min01, random_instance, strictly_separable
+
+from exactclf._backend import REFERENCE
+from exactclf._search import Candidate, ChunkResult, run_search
+from exactclf.linear._milp import bigm_milp
+from exactclf.linear._min01 import labeling_errors, solve_min01
+
+KINDS = ["gaussian", "grid", "collinear", "flat"]
+
+
+def _check_result(Z, wpos, wneg, res, expected):
+    assert res.complete
+    assert res.value == expected
+    # the labeling is realizable and realizes the value
+    assert labeling_errors(res.positive, wpos, wneg) == res.value
+    assert strictly_separable(Z, res.positive)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(12))
+def test_matches_brute_force(kind, seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 5))
+    n = int(rng.integers(2, 10))
+    Z, wpos, wneg = random_instance(rng, kind, n, d)
+    expected = brute_force_min01(Z, wpos, wneg)
+    cpu = solve_min01(Z, wpos, wneg)
+    ref = solve_min01(Z, wpos, wneg, backend=REFERENCE)
+    _check_result(Z, wpos, wneg, cpu, expected)
+    _check_result(Z, wpos, wneg, ref, expected)
+    np.testing.assert_array_equal(cpu.positive, ref.positive)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_matches_milp_on_integer_grids(seed):
+    """Larger degenerate instances: an independent MILP (coarse integer grid, so every
+    realizable cell is thick enough for its bounded weights)."""
+    rng = np.random.default_rng(100 + seed)
+    d = 2 + seed % 2
+    Z = rng.integers(0, 4, size=(40, d)).astype(float)
+    y = (Z.sum(axis=1) + rng.integers(-2, 3, size=40)) > 1.5 * d
+    Z, inverse = np.unique(Z, axis=0, return_inverse=True)
+    wpos = np.bincount(inverse, weights=y, minlength=len(Z))
+    wneg = np.bincount(inverse, weights=~y, minlength=len(Z))
+    milp = bigm_milp(Z, wpos, wneg, weight_bound=1e4)
+    assert milp.optimal
+    res = solve_min01(Z, wpos, wneg)
+    ref = solve_min01(Z, wpos, wneg, backend=REFERENCE)
+    _check_result(Z, wpos, wneg, res, milp.objective)
+    np.testing.assert_array_equal(res.positive, ref.positive)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_parallel_and_chunking_return_the_same_labeling(seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.integers(0, 5, size=(30, 3)).astype(float)
+    Z = np.unique(Z, axis=0)
+    wpos = rng.integers(0, 3, len(Z)).astype(float)
+    wneg = rng.integers(0, 3, len(Z)).astype(float)
+    serial = solve_min01(Z, wpos, wneg)
+    parallel = solve_min01(Z, wpos, wneg, n_jobs=2)
+    assert serial.complete and parallel.complete
+    assert serial.value == parallel.value
+    np.testing.assert_array_equal(serial.positive, parallel.positive)
+
+
+def test_budget_is_deterministic_and_marked_incomplete():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(40, 3))
+    wpos = (Z[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(float)
+    wneg = 1.0 - wpos
+    a = solve_min01(Z, wpos, wneg, max_candidates=500)
+    b = solve_min01(Z, wpos, wneg, max_candidates=500, n_jobs=2)
+    full = solve_min01(Z, wpos, wneg)
+    assert not a.complete and a.stop_reason == "max_candidates" and a.n_candidates == 500
+    np.testing.assert_array_equal(a.positive, b.positive)
+    assert full.complete and full.value <= a.value
+
+
+def test_incumbent_is_kept_when_nothing_beats_it():
+    Z = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    wpos = np.array([0.0, 1.0, 1.0, 0.0])  # XOR: the best is one error
+    wneg = 1.0 - wpos
+    incumbent = np.array([False, True, True, True])
+    res = solve_min01(Z, wpos, wneg, incumbent=incumbent)
+    assert res.value == 1.0 and not res.improved
+    np.testing.assert_array_equal(res.positive, incumbent)
+
+
+def test_conflicting_duplicates_cost_their_minority():
+    Z = np.array([[0.0], [1.0], [2.0]])
+    wpos = np.array([3.0, 1.0, 0.0])
+    wneg = np.array([1.0, 2.0, 5.0])
+    res = solve_min01(Z, wpos, wneg)
+    assert res.value == 1.0 + 1.0  # point 0 positive (1 error), 1 and 2 negative (1 error)
+
+
+def test_keyboard_interrupt_returns_best_so_far():
+    calls = []
+
+    def scan(r0, r1, ub_lt, ub_le):
+        calls.append(r0)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return ChunkResult(Candidate(10.0 - len(calls), r0), [], r1)
+
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        out = run_search(100, scan, lambda p: [], upper_bound=20.0, chunk_size=10)
+    assert not out.complete and out.stop_reason == "interrupted"
+    assert out.best.value == 8.0 and out.n_candidates == 20
+
+
+def test_time_limit_stops_the_search():
+    def scan(r0, r1, ub_lt, ub_le):
+        return ChunkResult(None, [], r1)
+
+    out = run_search(10**9, scan, lambda p: [], upper_bound=1.0, time_limit=1e-9,
+                     chunk_size=10)
+    assert out.stop_reason == "time_limit" and not out.complete
