@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._backend import resolve_device
@@ -28,6 +28,8 @@ _RATE = 2e6
 _MAX_SECONDS = 86400.0
 #: above this many candidates, the MILP incumbent pays for itself
 _MILP_INCUMBENT_ABOVE = 10**7
+#: seconds given to the MILP when no time_limit is set (as incumbent / as the method)
+_MILP_SECONDS = 30.0
 
 
 class ICEClassifier(ClassifierMixin, BaseEstimator):
@@ -54,7 +56,8 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         ``"exact"``: the enumeration, which proves optimality; it refuses (with an estimate
         of its size and what to do instead) searches that would take more than a day and
         have no budget. ``"milp"``: a big-M mixed-integer program on HiGHS with bounded
-        weights, fast but *not* exact (thin optimal cells are cut off). ``"auto"``:
+        weights, stopped after ``time_limit`` (default 30 s), fast but *not* exact (thin
+        optimal cells are cut off). ``"auto"``:
         ``"exact"`` unless it would be refused, then ``"milp"`` with a warning.
     upper_bound : {"auto", "surrogate", "milp"}, default="auto"
         Incumbent that the exact search starts from: the best of the majority class,
@@ -192,8 +195,9 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
             )
         if len(self.classes_) > 2:
             raise ValueError(
-                f"ICEClassifier is a binary classifier; y has {len(self.classes_)} classes. "
-                "Use sklearn.multiclass.OneVsRestClassifier(ICEClassifier())."
+                "Only binary classification is supported. The type of the target is "
+                f"{type_of_target(y)} ({len(self.classes_)} classes); use "
+                "sklearn.multiclass.OneVsRestClassifier(ICEClassifier())."
             )
         sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         keep = sw > 0
@@ -225,18 +229,19 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
             )
         self.training_errors_ = realized
         self.n_candidates_ = n_cand
-        self.is_optimal_ = bool(complete)
         if complete:
-            self.lower_bound_ = realized
-            self.lower_bound_method_ = "exhaustive search"
+            self.lower_bound_, self.lower_bound_method_ = realized, "exhaustive search"
         else:
+            # any classifier errs on the minority label of each point with conflicting labels
             self.lower_bound_ = float(np.minimum(wpos, wneg).sum())
             self.lower_bound_method_ = "conflicting duplicates"
-            why = self.stop_reason_ or "method='milp'"
+        self.is_optimal_ = bool(complete or realized <= self.lower_bound_)
+        if not self.is_optimal_:
+            why = (f"stopped early ({self.stop_reason_}) after {n_cand} of {total} candidates"
+                   if self.method_ == "exact" else "used the MILP heuristic (method='milp')")
             warnings.warn(
-                f"ICEClassifier stopped early ({why}) after {n_cand} of {total} candidates: "
-                f"best classifier found has {realized:g} errors; optimality is not proven "
-                f"(lower bound {self.lower_bound_:g}).",
+                f"ICEClassifier {why}: the best classifier found has {realized:g} errors; "
+                f"optimality is not proven (lower bound {self.lower_bound_:g}).",
                 ConvergenceWarning,
                 stacklevel=2,
             )
@@ -270,7 +275,8 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         return "milp"
 
     def _fit_milp(self, Z, wpos, wneg) -> np.ndarray:
-        res = bigm_milp(Z, wpos, wneg, time_limit=self.time_limit)
+        seconds = _MILP_SECONDS if self.time_limit is None else self.time_limit
+        res = bigm_milp(Z, wpos, wneg, time_limit=seconds)
         self.upper_bound_source_ = "big-M MILP"
         positive = Z @ res.coef + res.intercept > 0
         self.upper_bound_ = labeling_errors(positive, wpos, wneg)
@@ -282,7 +288,9 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         )
         milp_seconds = None
         if use_milp:
-            milp_seconds = 30.0 if self.time_limit is None else min(30.0, 0.25 * self.time_limit)
+            milp_seconds = _MILP_SECONDS
+            if self.time_limit is not None:
+                milp_seconds = min(milp_seconds, 0.25 * self.time_limit)
         positive, ub, source = best_incumbent(
             Z, wpos, wneg, milp_time_limit=milp_seconds, n_jobs=self.n_jobs
         )
@@ -330,4 +338,5 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
+        check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
