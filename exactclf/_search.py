@@ -2,7 +2,8 @@
 
 A search is a function ``scan(r0, r1, ub_lt, ub_le) -> ChunkResult`` over a space of ranks
 ``[0, total)`` (see :mod:`exactclf._backend._cpu_ice` for the incumbent semantics), plus a
-``resolve(pending)`` that turns deferred candidates into exact ones. The driver cuts the space
+``resolve(pending, bound)`` that turns deferred candidates into exact ones (those of value at
+most ``bound``; the others may be dropped). The driver cuts the space
 into rank-range chunks, runs them in waves on a joblib backend (threads by default, since the
 kernels release the GIL; a Dask cluster under ``joblib.parallel_config(backend="dask")``),
 keeps every candidate found with its rank, and gives each chunk the bounds implied by the
@@ -84,9 +85,10 @@ class _Progress:
 def run_search(
     total: int,
     scan: Callable[[int, int, float, float], ChunkResult],
-    resolve: Callable[[Sequence[Any]], list[Candidate]],
+    resolve: Callable[[Sequence[Any], float], list[Candidate]],
     *,
     upper_bound: float,
+    cap: float = math.inf,
     max_candidates: int | None = None,
     time_limit: float | None = None,
     n_jobs: int | None = None,
@@ -96,7 +98,7 @@ def run_search(
     target_seconds: float = 0.25,
 ) -> SearchOutcome:
     """Run ``scan`` over ``[0, total)`` (or ``[0, max_candidates)``) and return the best
-    candidate strictly below ``upper_bound``.
+    candidate strictly below ``upper_bound`` and at most ``cap`` (None if there is none).
 
     ``chunk_size`` is the first chunk's size; later chunks are sized from the measured rate
     to take about ``target_seconds`` each (the result does not depend on it).
@@ -112,51 +114,56 @@ def run_search(
 
     def bounds(r0: int, r1: int) -> tuple[float, float]:
         lt = min([upper_bound] + [c.value for c in found if c.rank < r0])
-        le = min([math.inf] + [c.value for c in found if c.rank >= r1])
+        le = min([cap] + [c.value for c in found if c.rank >= r1])
         return lt, le
 
     def best_value() -> float:
         return min([upper_bound] + [c.value for c in found])
 
-    with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
-        n_workers = max(1, effective_n_jobs(n_jobs))
-        try:
-            while requeue or next_start < stop:
-                if time_limit is not None and time.perf_counter() - t0 >= time_limit:
-                    stop_reason = "time_limit"
-                    break
-                wave, requeue = requeue[: 2 * n_workers], requeue[2 * n_workers :]
-                for _ in range(2 * n_workers - len(wave)):
-                    if next_start < stop:
-                        wave.append((next_start, min(next_start + chunk_size, stop)))
-                        next_start = wave[-1][1]
-                tw = time.perf_counter()
-                if n_workers == 1:
-                    results = [scan(r0, r1, *bounds(r0, r1)) for r0, r1 in wave]
-                else:
-                    results = parallel(delayed(scan)(r0, r1, *bounds(r0, r1)) for r0, r1 in wave)
-                for (r0, r1), res in zip(wave, results, strict=True):
-                    if res.best is not None:
-                        found.append(res.best)
-                    if res.pending:
-                        found.extend(c for c in resolve(res.pending) if c.value < upper_bound)
-                    if res.r_stop < r1:
-                        requeue.append((res.r_stop, r1))
-                    done += res.r_stop - r0
-                found = [min(found)] if found else []
-                progress.update(done, best_value())
-                # re-size the remaining chunks from the measured rate
-                n_wave = sum(res.r_stop - r0 for (r0, _), res in zip(wave, results, strict=True))
-                rate = n_wave / max(time.perf_counter() - tw, 1e-6) / n_workers
-                chunk_size = int(min(max(rate * target_seconds, 1 << 12), 1 << 26))
-        except KeyboardInterrupt:
-            stop_reason = "interrupted"
-            warnings.warn(
-                f"{desc} interrupted: returning the best solution found so far "
-                f"({done} of {stop} candidates searched)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+    n_workers = max(1, effective_n_jobs(n_jobs))
+
+    def run_wave(wave):
+        if n_workers == 1:
+            return [scan(r0, r1, *bounds(r0, r1)) for r0, r1 in wave]
+        with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
+            return parallel(delayed(scan)(r0, r1, *bounds(r0, r1)) for r0, r1 in wave)
+
+    try:
+        while requeue or next_start < stop:
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                stop_reason = "time_limit"
+                break
+            wave, requeue = requeue[: 2 * n_workers], requeue[2 * n_workers :]
+            for _ in range(2 * n_workers - len(wave)):
+                if next_start < stop:
+                    wave.append((next_start, min(next_start + chunk_size, stop)))
+                    next_start = wave[-1][1]
+            tw = time.perf_counter()
+            results = run_wave(wave)
+            for (r0, r1), res in zip(wave, results, strict=True):
+                if res.best is not None:
+                    found.append(res.best)
+                if res.pending:
+                    bound = min(best_value(), cap)
+                    found.extend(c for c in resolve(res.pending, bound)
+                                 if c.value < upper_bound and c.value <= cap)
+                if res.r_stop < r1:
+                    requeue.append((res.r_stop, r1))
+                done += res.r_stop - r0
+            found = [min(found)] if found else []
+            progress.update(done, best_value())
+            # re-size the remaining chunks from the measured rate
+            n_wave = sum(res.r_stop - r0 for (r0, _), res in zip(wave, results, strict=True))
+            rate = n_wave / max(time.perf_counter() - tw, 1e-6) / n_workers
+            chunk_size = int(min(max(rate * target_seconds, 1 << 12), 1 << 26))
+    except KeyboardInterrupt:
+        stop_reason = "interrupted"
+        warnings.warn(
+            f"{desc} interrupted: returning the best solution found so far "
+            f"({done} of {stop} candidates searched)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     if stop_reason is None and stop < total:
         stop_reason = "max_candidates"
     progress.update(done, best_value(), force=True)

@@ -17,7 +17,7 @@ slightly by the in-plane separator). Hence
 
 When P holds exactly its D defining points (general position), the inner term is the sum of
 ``min(wpos_i, wneg_i)``: D affinely independent points are shattered within their plane.
-Otherwise the inner problem is solved recursively and cached by its point set.
+Otherwise the inner problem is solved recursively.
 """
 
 from __future__ import annotations
@@ -103,8 +103,6 @@ class _Problem:
         self.wneg = np.ascontiguousarray(wneg[self.perm], dtype=np.float64)
         self.n, self.dim = self.Zf.shape
         self.backend = backend
-        # exact sub-problems on the points of degenerate planes, keyed by their indices
-        self.cache: dict[bytes, tuple[float, np.ndarray]] = {}
 
     # -- kernels -----------------------------------------------------------------------------
     def scan(self, r0: int, r1: int, ub_lt: float, ub_le: float) -> ChunkResult:
@@ -132,19 +130,21 @@ class _Problem:
             raise RuntimeError(f"candidate {rank} does not define a hyperplane")
         return combo, codes
 
-    def resolve(self, pending: Sequence[tuple]) -> list[Candidate]:
-        """Exact values of degenerate planes: recurse into the points on each plane."""
+    def resolve(self, pending: Sequence[tuple], bound: float) -> list[Candidate]:
+        """Exact values of degenerate planes (those that can reach ``bound``): recurse into
+        the points on each plane, searching only for labelings that keep the total within
+        ``bound``. Each plane is reported once (canonical basis), so nothing is cached."""
         out = []
-        for rank, ep, em, _ in pending:
+        for rank, ep, em, lower in pending:
+            if lower > bound:
+                continue
             rank = int(rank)
             _, codes = self.sides(rank)
             on = np.flatnonzero(codes == 0)
-            key = on.tobytes()
-            if key not in self.cache:
-                sub = _solve(self.Zf[on], self.wpos[on], self.wneg[on], CPU)
-                self.cache[key] = (sub.value, sub.positive)
-            sub_value, sub_positive = self.cache[key]
-            out.append(Candidate(min(ep, em) + sub_value, rank, sub_positive))
+            off = min(ep, em)
+            sub = _solve(self.Zf[on], self.wpos[on], self.wneg[on], CPU, cap=bound - off)
+            if off + sub.value <= bound:
+                out.append(Candidate(off + sub.value, rank, sub.positive))
         return out
 
     def labeling(self, cand: Candidate) -> np.ndarray:
@@ -169,6 +169,8 @@ class _Problem:
 
 
 def _solve(Z, wpos, wneg, backend: Backend, incumbent=None, **search_kw):
+    """See :func:`solve_min01`; ``search_kw`` go to :func:`run_search` (with ``cap``, the
+    result is exact only if its value is at most ``cap``)."""
     n = len(Z)
     if incumbent is None:
         incumbent = majority_labeling(wpos, wneg)
