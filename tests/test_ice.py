@@ -39,18 +39,11 @@ def test_haberman_reproduces_the_published_optimum():
 
 
 @pytest.mark.slow
-def test_caesarian_reproduces_the_published_optimum():
-    X, y = load_caesarian(return_X_y=True)
+@pytest.mark.parametrize("load, optimum", [(load_caesarian, 18), (load_cryotherapy, 4)])
+def test_higher_dimensional_datasets_reproduce_the_published_optima(load, optimum):
+    X, y = load(return_X_y=True)
     clf = ICEClassifier(device="cpu", n_jobs=2).fit(X, y)
-    assert clf.training_errors_ == 18 == _errors(clf, X, y)
-    assert clf.is_optimal_
-
-
-@pytest.mark.slow
-def test_cryotherapy_reproduces_the_published_optimum():
-    X, y = load_cryotherapy(return_X_y=True)
-    clf = ICEClassifier(device="cpu", n_jobs=2).fit(X, y)
-    assert clf.training_errors_ == 4 == _errors(clf, X, y)
+    assert clf.training_errors_ == optimum == _errors(clf, X, y)
     assert clf.is_optimal_
 
 

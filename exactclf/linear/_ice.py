@@ -191,7 +191,7 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         if len(self.classes_) == 1:
             raise ValueError(
                 "ICEClassifier needs samples of 2 classes; the data has only 1 class: "
-                f"{self.classes_[0]!r}."
+                f"{self.classes_[0]}."
             )
         if len(self.classes_) > 2:
             raise ValueError(
