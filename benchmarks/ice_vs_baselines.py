@@ -17,10 +17,10 @@ import warnings
 import numpy as np
 
 from exactclf import ICEClassifier
+from exactclf._base import merge_duplicates
 from exactclf.cli import ICE_TABLE1, _baselines
 from exactclf.datasets import load_dataset
 from exactclf.linear._milp import bigm_milp
-from exactclf.linear._min01 import merge_duplicates
 
 
 def milp_errors(X, y, time_limit):

@@ -14,8 +14,8 @@ from sklearn.preprocessing import StandardScaler
 
 from exactclf import ICEClassifier
 from exactclf._backend import gpu_available
+from exactclf._base import merge_duplicates
 from exactclf.datasets import load_caesarian, load_cryotherapy, load_haberman, load_voicepath
-from exactclf.linear._min01 import merge_duplicates
 
 
 def _errors(clf, X, y, sample_weight=None):

@@ -7,17 +7,17 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
-from .._geometry import affine_frame, max_margin_separator
+from .._base import BinaryClassifierMixin, validate_binary
+from .._geometry import max_margin_separator
 from ._incumbent import best_incumbent
 from ._milp import bigm_milp
-from ._min01 import labeling_errors, merge_duplicates, search_size, solve_min01
+from ._min01 import labeling_errors, search_size, solve_min01
 
 __all__ = ["ICEClassifier"]
 
@@ -32,7 +32,7 @@ _MILP_INCUMBENT_ABOVE = 10**7
 _MILP_SECONDS = 30.0
 
 
-class ICEClassifier(ClassifierMixin, BaseEstimator):
+class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     """Linear classifier with the provably minimal (weighted) number of training errors.
 
     Incremental cell enumeration (ICE): every labeling an affine classifier can realize is
@@ -163,11 +163,6 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Find the affine classifier with the fewest weighted training errors.
@@ -185,25 +180,8 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         self : ICEClassifier
         """
         t0 = time.perf_counter()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if len(self.classes_) == 1:
-            raise ValueError(
-                "ICEClassifier needs samples of 2 classes; the data has only 1 class: "
-                f"{self.classes_[0]}."
-            )
-        if len(self.classes_) > 2:
-            raise ValueError(
-                "Only binary classification is supported. The type of the target is "
-                f"{type_of_target(y)} ({len(self.classes_)} classes); use "
-                "sklearn.multiclass.OneVsRestClassifier(ICEClassifier())."
-            )
-        sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-        keep = sw > 0
-        U, wpos, wneg, _ = merge_duplicates(X[keep], y_idx[keep] == 1, sw[keep])
-        frame = affine_frame(U)
-        Z = frame.transform(U)
+        data = validate_binary(self, X, y, sample_weight)
+        U, Z, wpos, wneg, frame = data.U, data.Z, data.wpos, data.wneg, data.frame
         total = search_size(len(U), frame.dim) if frame.dim else 0
         self.n_candidates_total_ = total
         backend = resolve_device(self.device)
@@ -221,12 +199,7 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         coef, intercept = frame.to_original(a, b)
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept])
-        realized = float(sw[self.predict(X) != y].sum())
-        if not np.isclose(realized, value, rtol=1e-12, atol=1e-9):
-            raise RuntimeError(
-                f"internal error: the max-margin model makes {realized} training errors, "
-                f"the search found a labeling with {value}; please report this data"
-            )
+        realized = self._realized_errors(data, value)
         self.training_errors_ = realized
         self.n_candidates_ = n_cand
         if complete:
@@ -326,17 +299,3 @@ class ICEClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_[0] + self.intercept_[0]
-
-    def predict(self, X):
-        """Predicted class: ``classes_[1]`` where ``decision_function > 0``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]

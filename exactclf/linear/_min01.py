@@ -34,7 +34,7 @@ from .._combinatorics import MAX_RANK, n_combinations, unrank_combination
 from .._geometry import COPLANAR_RTOL, affine_frame, homogeneous, leaf_sides
 from .._search import Candidate, ChunkResult, run_search
 
-__all__ = ["Min01Result", "merge_duplicates", "labeling_errors", "solve_min01", "search_size"]
+__all__ = ["Min01Result", "labeling_errors", "solve_min01", "search_size"]
 
 _PENDING_CAPACITY = 4096
 
@@ -55,21 +55,6 @@ class Min01Result:
     stop_reason: str | None
     improved: bool
     elapsed: float
-
-
-def merge_duplicates(
-    X: np.ndarray, y_pos: np.ndarray, sample_weight: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Merge identical rows into one point with per-label weights.
-
-    Returns ``(U, wpos, wneg, inverse)`` with ``U[inverse] == X``; rows of zero total weight
-    are kept in ``U`` (callers drop them if they wish).
-    """
-    U, inverse = np.unique(X, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    wpos = np.bincount(inverse, weights=sample_weight * y_pos, minlength=len(U))
-    wneg = np.bincount(inverse, weights=sample_weight * ~y_pos, minlength=len(U))
-    return U, wpos, wneg, inverse
 
 
 def labeling_errors(positive: np.ndarray, wpos: np.ndarray, wneg: np.ndarray) -> float:
