@@ -1,0 +1,104 @@
+"""Exact minimum 0-1 loss of unions of K half-spaces (two-layer maxout networks).
+
+The network predicts the "union" class where ``max_k (w_k . x + b_k) > 0``: the union class
+region is a union of K open half-spaces, so the labelings it realizes are exactly the unions
+of K realizable subsets (:mod:`exactclf._dichotomies`). For unions, each hyperplane through
+D points in general position needs only one dichotomy of its D points (those that want to be
+in the union, inside), so the candidate family is about twice the number of hyperplanes; the
+search over K-tuples of candidates runs in :mod:`exactclf._backend._cpu_union`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._backend._cpu_union import union_search_cpu
+from .._combinatorics import n_combinations
+from .._dichotomies import dominant_dichotomies
+from .._geometry import affine_frame
+from .._search import Candidate, ChunkResult, run_search
+
+__all__ = ["UnionResult", "exact_union", "union_errors"]
+
+
+@dataclass
+class UnionResult:
+    """``sets[k]`` is the k-th half-space's subset of points; ``value`` the weighted errors
+    of their union (as the ``want`` class) against ``want_w`` / ``other_w``."""
+
+    value: float
+    sets: np.ndarray
+    n_evaluated: int
+    complete: bool
+    stop_reason: str | None
+
+
+def union_errors(sets: np.ndarray, want_w: np.ndarray, other_w: np.ndarray) -> float:
+    inside = sets.any(axis=0)
+    return float(other_w[inside].sum() + want_w[~inside].sum())
+
+
+def _pack(rows: np.ndarray, n_words: int) -> np.ndarray:
+    """Boolean rows (m, n) -> little-endian uint64 bitsets (m, n_words)."""
+    padded = np.zeros((rows.shape[0], n_words * 64), dtype=bool)
+    padded[:, : rows.shape[1]] = rows
+    return np.ascontiguousarray(np.packbits(padded, axis=1, bitorder="little").view("<u8"))
+
+
+def _bit_slices(weights: np.ndarray, n_words: int) -> np.ndarray:
+    """Integer weights as bit-sliced masks of shape (levels, n_words)."""
+    w = weights.astype(np.int64)
+    levels = max(1, int(w.max()).bit_length())
+    return _pack(((w[None, :] >> np.arange(levels)[:, None]) & 1).astype(bool), n_words)
+
+
+def exact_union(
+    U: np.ndarray,
+    want_w: np.ndarray,
+    other_w: np.ndarray,
+    K: int,
+    *,
+    max_planes: int | None = None,
+    time_limit: float | None = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+) -> UnionResult:
+    """Best union of K realizable subsets of the distinct points ``U``.
+
+    ``want_w[i]`` / ``other_w[i]``: integer weight of the samples at point ``i`` of the union
+    class / of the other class. ``max_planes`` keeps only the hyperplanes through the first
+    ``max_planes`` D-subsets (lexicographic order): the result is then the best union of
+    that family only (``complete=False``).
+    """
+    if np.any(want_w % 1) or np.any(other_w % 1):
+        raise ValueError("the exact maxout search needs integer sample weights")
+    n = len(U)
+    want = want_w > other_w
+    family = dominant_dichotomies(U, want, max_planes=max_planes)
+    truncated = max_planes is not None and max_planes < n_combinations(n, affine_frame(U).dim)
+    cover = family.astype(np.float64) @ other_w
+    order = np.lexsort((np.arange(len(family)), cover))
+    family, cover = family[order], np.ascontiguousarray(cover[order])
+    n_words = (n + 63) // 64
+    S = _pack(family, n_words)
+    want_masks = _bit_slices(want_w, n_words)
+    other_masks = _bit_slices(other_w, n_words)
+    evaluated = []
+
+    def scan(r0, r1, ub_lt, ub_le):
+        val, idx, n_eval = union_search_cpu(S, cover, want_masks, other_masks, K, r0, r1,
+                                            ub_lt, ub_le)
+        evaluated.append(n_eval)
+        best = Candidate(float(val), int(idx[0]), idx.copy()) if idx[0] >= 0 else None
+        return ChunkResult(best, [], r1)
+
+    out = run_search(len(family), scan, lambda pending, bound: [], upper_bound=np.inf,
+                     time_limit=time_limit, n_jobs=n_jobs, verbose=verbose,
+                     desc="Deep-ICE", chunk_size=64)
+    sets = family[out.best.payload]
+    value = union_errors(sets, want_w, other_w)
+    assert value == out.best.value, (value, out.best.value)
+    return UnionResult(value, sets, int(sum(evaluated)), out.complete and not truncated,
+                       out.stop_reason or ("max_candidates" if truncated else None))
