@@ -3,10 +3,13 @@
 import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
-from exactclf import ICEClassifier
+from exactclf import DeepICEMaxoutClassifier, ICEClassifier
 
 # Exact searches must be bounded on the checks' data (up to 300 x 10): a candidate budget.
-INSTANCES = [ICEClassifier(max_candidates=20000, device="cpu")]
+INSTANCES = [
+    ICEClassifier(max_candidates=20000, device="cpu"),
+    DeepICEMaxoutClassifier(max_candidates=20000, device="cpu"),
+]
 
 EXPECTED_FAILED_CHECKS = {}
 

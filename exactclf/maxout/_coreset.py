@@ -1,0 +1,147 @@
+"""Coreset heuristic for large data (the Deep-ICE paper's Algorithm 4, re-derived).
+
+Repeatedly: shuffle the current point set, split it into blocks of at most ``block_size``
+points, solve each block exactly, and score every block optimum on the *full* data; keep the
+``heap_size`` best networks with their blocks; the next point set is the union of those
+blocks. When a pass removes few points, the heap shrinks (by ``shrink``) so the point set
+keeps shrinking. Once at most ``stop_size`` points remain, solve them exactly too. Every
+candidate is scored on the full data, and the best is returned: the search is anytime.
+
+A by-product is a proven lower bound: the exact optimum of any subset of the points is a
+lower bound on the optimum of all of them (a network's errors on the subset never exceed its
+errors on the whole), so the largest block optimum bounds the full optimum from below.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._geometry import max_margin_separator
+from ..linear._min01 import solve_min01
+from ._exact import exact_union
+
+__all__ = ["CoresetResult", "coreset_union"]
+
+
+@dataclass
+class CoresetResult:
+    value: float
+    planes: list[tuple[np.ndarray, float]]
+    lower_bound: float
+    n_evaluated: int
+    n_blocks: int
+    stop_reason: str | None
+
+
+def _realize(Z, sets):
+    """Hard-margin planes for each subset (in the frame of ``Z``)."""
+    return [max_margin_separator(Z, s) for s in sets]
+
+
+def _union_on(Z, planes):
+    return np.any([Z @ a + b > 0 for a, b in planes], axis=0)
+
+
+def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7):
+    """Exact block coordinate descent over the half-spaces; returns ``(planes, value)``."""
+    planes = list(planes)
+
+    def errors(ps):
+        inside = _union_on(Z, ps)
+        return float(other_w[inside].sum() + want_w[~inside].sum())
+
+    value = errors(planes)
+    for _ in range(max_rounds):
+        before = value
+        for k in range(len(planes)):
+            others = planes[:k] + planes[k + 1 :]
+            free = ~_union_on(Z, others) if others else np.ones(len(Z), dtype=bool)
+            if not free.any():
+                continue
+            a, b = planes[k]
+            res = solve_min01(Z[free], want_w[free], other_w[free],
+                              incumbent=Z[free] @ a + b > 0,
+                              max_candidates=max_candidates)
+            if res.improved:
+                plane = max_margin_separator(Z[free], res.positive)
+                candidate = planes[:k] + [plane] + planes[k + 1 :]
+                new_value = errors(candidate)
+                if new_value < value:
+                    planes, value = candidate, new_value
+        if value >= before:
+            break
+    return planes, value
+
+
+def coreset_union(
+    Z: np.ndarray,
+    want_w: np.ndarray,
+    other_w: np.ndarray,
+    K: int,
+    *,
+    block_size: int = 20,
+    heap_size: int = 10,
+    stop_size: int = 25,
+    shrink: float = 0.95,
+    max_passes: int = 50,
+    rng: np.random.Generator,
+    time_limit: float | None = None,
+    verbose: int = 0,
+) -> CoresetResult:
+    """Best union of K half-spaces found by the coreset heuristic (see module docstring)."""
+    t0 = time.perf_counter()
+    n = len(Z)
+    heap: list = []  # (-value, tie, planes, block): a max-heap of the best networks
+    seen: set[bytes] = set()
+    lower = 0.0
+    n_eval = n_blocks = 0
+    stop_reason = None
+
+    def consider(block, res):
+        nonlocal lower, n_eval, n_blocks
+        lower = max(lower, res.value)
+        n_eval += res.n_evaluated
+        n_blocks += 1
+        planes = _realize(Z[block], res.sets)
+        inside = _union_on(Z, planes)
+        key = inside.tobytes()
+        if key in seen:
+            return
+        seen.add(key)
+        value = float(other_w[inside].sum() + want_w[~inside].sum())
+        heapq.heappush(heap, (-value, n_blocks, planes, block))
+        while len(heap) > heap_cap:
+            heapq.heappop(heap)
+
+    heap_cap = heap_size
+    points = np.arange(n)
+    for _ in range(max_passes):
+        if len(points) <= stop_size:
+            break
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            stop_reason = "time_limit"
+            break
+        rng.shuffle(points)
+        for block in np.array_split(points, int(np.ceil(len(points) / block_size))):
+            block = np.sort(block)
+            consider(block, exact_union(Z[block], want_w[block], other_w[block], K))
+        merged = np.unique(np.concatenate([entry[3] for entry in heap]))
+        if len(points) - len(merged) < max(2, len(points) // 20):
+            heap_cap = max(1, int(heap_cap * shrink))
+            while len(heap) > heap_cap:
+                heapq.heappop(heap)
+            merged = np.unique(np.concatenate([entry[3] for entry in heap]))
+        points = merged
+        if verbose:
+            best = -max(heap)[0]
+            print(f"Deep-ICE coreset: {len(points)} points left, best {best:g} errors, "
+                  f"lower bound {lower:g}")
+    if stop_reason is None:
+        block = np.sort(points)
+        consider(block, exact_union(Z[block], want_w[block], other_w[block], K))
+    planes, value = refine(Z, max(heap)[2], want_w, other_w)
+    return CoresetResult(value, planes, lower, n_eval, n_blocks, stop_reason)
