@@ -18,14 +18,19 @@ from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, validate_binary
 from .._combinatorics import n_combinations
 from .._geometry import max_margin_separator
+from ..linear._min01 import solve_min01
 from ._coreset import coreset_union
 from ._exact import exact_union
 
 __all__ = ["DeepICEMaxoutClassifier"]
 
-#: exact searches with more estimated K-tuples than this go to the coreset heuristic
-#: under method="auto" (measured: ~5e7 K-tuples/s with pruning; see the benchmark)
+#: method="auto" runs the exact search only below these sizes, else the coreset heuristic:
+#: K-tuples before pruning (measured: ~1e8 K-tuples/s after pruning; see the benchmark),
+#: hyperplanes to enumerate (about 2e5 per second), and for K = 1 (the linear problem,
+#: solved by the ICE search) candidate hyperplanes
 _MAX_EXACT_TUPLES = 1e10
+_MAX_EXACT_PLANES = 2e5
+_MAX_EXACT_LINEAR = 1e9
 
 
 class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
@@ -38,7 +43,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
 
     ``method="exact"`` enumerates every subset of points a half-space can cut off (through
     hyperplanes through D unique points, exact on duplicates and degenerate data) and finds
-    the K of them whose union errs least, with a bitset kernel and incumbent pruning. Its
+    the K of them whose union errs least, with a bitset kernel and incumbent pruning (for
+    K = 1, the linear problem, it runs the ICE search of :class:`ICEClassifier`). Its
     cost grows like ``(2 C(n, D))**K / K!`` before pruning: a hundred points in 2-D for K=2
     or 3 takes seconds. ``method="coreset"`` is the Deep-ICE paper's heuristic for large data:
     exact solves on small blocks, the best networks kept and their blocks merged until a
@@ -50,8 +56,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     n_hyperplanes : int, default=2
         K, the number of hidden hyperplanes (maxout units).
     method : {"auto", "exact", "coreset"}, default="auto"
-        ``"auto"``: exact when its estimated size is at most 1e10 K-tuples (or a budget is
-        given), else coreset.
+        ``"auto"``: exact when it enumerates at most 2e5 hyperplanes and 1e10 K-tuples (for
+        K = 1: at most 1e9 candidate hyperplanes), else coreset.
     max_candidates : int, default=None
         Exact search: use only the hyperplanes through the first ``max_candidates``
         D-subsets of points (deterministic budget; the result is then not proven optimal).
@@ -216,13 +222,23 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     def _choose_method(self, n: int, dim: int) -> str:
         if self.method != "auto":
             return self.method
+        K = self.n_hyperplanes
         planes = n_combinations(n, dim) if dim else 1
-        tuples = (2 * planes + 2) ** self.n_hyperplanes / math.factorial(self.n_hyperplanes)
-        budget = self.max_candidates is not None or self.time_limit is not None
-        return "exact" if budget or tuples <= _MAX_EXACT_TUPLES else "coreset"
+        if K == 1:
+            return "exact" if planes <= _MAX_EXACT_LINEAR else "coreset"
+        tuples = (2 * planes + 2) ** K / math.factorial(K)
+        small = planes <= _MAX_EXACT_PLANES and tuples <= _MAX_EXACT_TUPLES
+        return "exact" if small else "coreset"
 
     def _search(self, Z, want_w, other_w, K, time_limit):
         """One polarity: ``(value, planes, lower_bound, n_evaluated, complete)``."""
+        if self.method_ == "exact" and K == 1:
+            # one half-space: the exact linear problem, solved by the ICE search
+            res = solve_min01(Z, want_w, other_w, max_candidates=self.max_candidates,
+                              time_limit=time_limit, n_jobs=self.n_jobs, verbose=self.verbose)
+            lower = float(np.minimum(want_w, other_w).sum())
+            return (res.value, [max_margin_separator(Z, res.positive)], lower,
+                    res.n_candidates, res.complete)
         if self.method_ == "exact":
             res = exact_union(Z, want_w, other_w, K, max_planes=self.max_candidates,
                               time_limit=time_limit, n_jobs=self.n_jobs, verbose=self.verbose)
