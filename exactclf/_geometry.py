@@ -264,8 +264,14 @@ def is_canonical_basis(Xh: np.ndarray, combo: np.ndarray, on_plane: np.ndarray) 
 
 
 def max_margin_separator(Z: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, float]:
-    """Hard-margin separator of a strictly separable labeling: ``min |a|^2 / 2`` subject to
-    ``s_i (a . z_i + b) >= 1``, solved as a convex QP by HiGHS.
+    """Hard-margin separator of a strictly separable labeling: ``min |a|^2 + b^2`` subject to
+    ``s_i (a . z_i + b) >= 1`` (the maximum-margin plane through the origin of the lifted
+    points ``(z_i, 1)``, the convention of LinearSVC's penalized intercept).
+
+    Solved as a least-distance program by Lawson and Hanson's reduction to non-negative least
+    squares (:func:`scipy.optimize.nnls`): with ``G`` the rows ``s_i (z_i, 1)``, the NNLS
+    residual ``rho`` of ``[G^T; 1^T] u ~ (0, ..., 0, 1)`` gives ``x = -rho[:-1] / rho[-1]``.
+    The constraints are re-checked on the returned plane.
 
     Raises ``RuntimeError`` when the labeling is not strictly separable (which would mean a
     search reported a labeling no affine classifier realizes).
@@ -277,36 +283,21 @@ def max_margin_separator(Z: np.ndarray, positive: np.ndarray) -> tuple[np.ndarra
     >>> np.round([a[0], b], 6)
     array([ 1., -1.])
     """
-    import highspy
+    from scipy.optimize import nnls
 
     n, r = Z.shape
     s = np.where(positive, 1.0, -1.0)
     if r == 0 or np.all(s == s[0]):
         return np.zeros(r), float(s[0])
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    inf = highspy.kHighsInf
-    h.addVars(r + 1, np.full(r + 1, -inf), np.full(r + 1, inf))
-    # rows s_i * (z_i . a + b) >= 1, passed as one dense row-wise block
-    A = np.hstack([Z * s[:, None], s[:, None]])
-    starts = np.arange(n, dtype=np.int32) * (r + 1)
-    index = np.tile(np.arange(r + 1, dtype=np.int32), n)
-    h.addRows(n, np.ones(n), np.full(n, inf), A.size, starts, index, A.ravel())
-    hess = highspy.HighsHessian()
-    hess.dim_ = r + 1
-    hess.format_ = highspy.HessianFormat.kTriangular
-    hess.start_ = np.r_[np.arange(r + 1), r].astype(np.int32)
-    hess.index_ = np.arange(r, dtype=np.int32)
-    hess.value_ = np.ones(r)
-    h.passHessian(hess)
-    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    h.run()
-    status = h.getModelStatus()
-    if status != highspy.HighsModelStatus.kOptimal:
+    G = np.hstack([Z, np.ones((n, 1))]) * s[:, None]
+    E = np.vstack([G.T, np.ones(n)])
+    f = np.zeros(r + 2)
+    f[-1] = 1.0
+    u, _ = nnls(E, f, maxiter=50 * (n + r + 2))
+    rho = E @ u - f
+    x = -rho[:-1] / rho[-1] if rho[-1] < -COPLANAR_RTOL else None
+    if x is None or not np.all(G @ x > 0.5):
         raise RuntimeError(
-            f"max-margin QP: {h.modelStatusToString(status)}; the labeling is not strictly "
-            "linearly separable"
+            "max-margin separator: the labeling is not strictly linearly separable"
         )
-    x = np.asarray(h.getSolution().col_value)
     return x[:r], float(x[r])

@@ -121,3 +121,50 @@ def test_time_limit_stops_the_search():
     out = run_search(10**9, scan, lambda p: [], upper_bound=1.0, time_limit=1e-9,
                      chunk_size=10)
     assert out.stop_reason == "time_limit" and not out.complete
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(8))
+def test_max_margin_separator_is_the_hard_margin_svm(kind, seed):
+    """The returned plane satisfies the margin constraints and the KKT conditions of
+    ``min |x|^2 / 2 s.t. G x >= 1``: ``x = G_A^T alpha`` with ``alpha >= 0`` on the active set."""
+    from scipy.optimize import nnls
+
+    from exactclf._geometry import max_margin_separator
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 5))
+    Z, _, _ = random_instance(rng, kind, 30, d)
+    Z = np.unique(Z, axis=0)
+    proj = Z @ rng.normal(size=Z.shape[1])
+    positive = proj > np.median(proj)
+    if positive.all() or not positive.any():
+        positive = proj > proj.min()
+    a, b = max_margin_separator(Z, positive)
+    s = np.where(positive, 1.0, -1.0)
+    G = np.hstack([Z, np.ones((len(Z), 1))]) * s[:, None]
+    x = np.r_[a, b]
+    margins = G @ x
+    assert np.all(margins >= 1 - 1e-7)
+    active = margins <= 1 + 1e-6
+    alpha, resid = nnls(G[active].T, x)
+    assert resid <= 1e-6 * np.linalg.norm(x)
+
+
+def test_max_margin_separator_on_a_case_highs_qp_called_nonconvex():
+    """Iris-like 4-D block on which HiGHS's QP solver stopped with 'non-convex' (CI failure)."""
+    from sklearn.datasets import load_iris
+
+    from exactclf._geometry import max_margin_separator
+
+    X, y = load_iris(return_X_y=True)
+    a, b = max_margin_separator(X - X.mean(0), y == 0)
+    assert np.all(((X - X.mean(0)) @ a + b > 0) == (y == 0))
+
+
+def test_max_margin_separator_refuses_an_inseparable_labeling():
+    from exactclf._geometry import max_margin_separator
+
+    Z = np.array([[0.0], [1.0], [2.0]])
+    with pytest.raises(RuntimeError, match="not strictly linearly separable"):
+        max_margin_separator(Z, np.array([True, False, True]))
