@@ -8,6 +8,11 @@ So every strictly realizable subset is ``side(P, o) | L`` for a hyperplane ``P``
 points (its canonical basis, :func:`exactclf._geometry.is_canonical_basis`), an orientation
 ``o`` and a dichotomy ``L`` of the points on ``P``; D points in general position in their
 hyperplane are shattered (all ``2**D`` subsets).
+
+Planes are processed in batches of D-subsets: one parallel Numba pass computes every point's
+side of every plane of the batch, planes through exactly D points (general position) are
+expanded to their subsets with array operations, and only planes through more points (which
+need the canonical-basis test and a recursion one dimension down) are handled one by one.
 """
 
 from __future__ import annotations
@@ -20,18 +25,21 @@ from ._combinatorics import n_combinations, unrank_batch
 from ._geometry import (
     COPLANAR_RTOL,
     affine_frame,
+    batch_leaf_sides,
     homogeneous,
     is_canonical_basis,
-    leaf_sides,
 )
 
 __all__ = ["hyperplanes", "dichotomies", "dominant_dichotomies"]
 
+_BATCH = 1 << 13
+
 
 def hyperplanes(Z: np.ndarray, max_subsets: int | None = None):
-    """Yield ``(combo, codes)`` for every hyperplane through D of the points ``Z`` (each
-    hyperplane once, for its canonical basis); ``codes`` in {+1, -1, 0} (0: on it).
-    ``max_subsets`` stops after that many D-subsets (lexicographic order).
+    """Yield ``(combos, codes)`` batches covering every hyperplane through D of the points
+    ``Z`` once (for its canonical basis): ``combos[j]`` the D defining points, ``codes[j, i]``
+    in {+1, -1, 0} the side of point ``i`` (0: on the plane). ``max_subsets`` stops after that
+    many D-subsets (lexicographic order).
 
     ``Z`` must span its space (``affine_frame(Z).dim == Z.shape[1]``); points are distinct.
     """
@@ -41,55 +49,66 @@ def hyperplanes(Z: np.ndarray, max_subsets: int | None = None):
     total = n_combinations(n, d)
     if max_subsets is not None:
         total = min(total, max_subsets)
-    for r0 in range(0, total, 1 << 14):
-        for combo in unrank_batch(r0, min(1 << 14, total - r0), n, d):
-            codes, ok = leaf_sides(Xh, nrm, combo, COPLANAR_RTOL)
-            if not ok:
-                continue
-            on = np.flatnonzero(codes == 0)
-            if len(on) > d and not is_canonical_basis(Xh, combo, on):
-                continue
-            yield combo, codes
+    for r0 in range(0, total, _BATCH):
+        combos = unrank_batch(r0, min(_BATCH, total - r0), n, d)
+        codes, ok = batch_leaf_sides(Xh, nrm, combos, COPLANAR_RTOL)
+        for j in np.flatnonzero(ok & (np.count_nonzero(codes == 0, axis=1) > d)):
+            on = np.flatnonzero(codes[j] == 0)
+            ok[j] = is_canonical_basis(Xh, combos[j], on)
+        yield combos[ok], codes[ok]
 
 
-def _as_matrix(subsets: set[bytes]) -> np.ndarray:
-    return np.array([np.frombuffer(b, dtype=bool) for b in sorted(subsets)])
+def _unique_rows(blocks: list[np.ndarray], n: int) -> np.ndarray:
+    packed = np.unique(np.concatenate([np.packbits(b, axis=1) for b in blocks]), axis=0)
+    return np.unpackbits(packed, axis=1, count=n).astype(bool)
 
 
-def _collect(Z: np.ndarray, free_subsets, out: set[bytes], max_subsets=None) -> set[bytes]:
-    """Add ``side(P, o) | L`` to ``out`` for every hyperplane ``P`` of ``Z``, orientation
-    ``o`` and ``L`` a dichotomy of the points on ``P``: all of them (recursively) when more
-    than D points lie on ``P``, else the rows of ``free_subsets(on)``."""
+def _collect(Z: np.ndarray, want: np.ndarray | None, max_subsets=None) -> list[np.ndarray]:
+    """Boolean blocks of ``side(P, o) | L`` for every hyperplane ``P`` of ``Z``, orientation
+    ``o`` and dichotomy ``L`` of the points on ``P`` (recursively when more than D points lie
+    on ``P``; all ``2**D`` assignments when exactly D do). With ``want``, only the
+    undominated ``L`` (see :func:`dominant_dichotomies`)."""
     n = len(Z)
     Zf = affine_frame(Z).transform(Z)
-    if Zf.shape[1] == 0:
-        out.update((np.zeros(n, dtype=bool).tobytes(), np.ones(n, dtype=bool).tobytes()))
-        return out
-    for _, codes in hyperplanes(Zf, max_subsets):
-        on = np.flatnonzero(codes == 0)
-        sub = dichotomies(Zf[on]) if len(on) > Zf.shape[1] else free_subsets(on)
+    d = Zf.shape[1]
+    if d == 0:
+        return [np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool)]
+    if want is None:
+        patterns = np.array(list(itertools.product([False, True], repeat=d)))
+    blocks = []
+    for combos, codes in hyperplanes(Zf, max_subsets):
+        on = codes == 0
+        simple = np.count_nonzero(on, axis=1) == d
         for o in (1, -1):
-            base = codes * o > 0
-            for s in sub:
-                lab = base.copy()
-                lab[on] = s
-                out.add(lab.tobytes())
-    return out
+            base = codes[simple] * o > 0
+            if want is not None:
+                blocks.append(base | (on[simple] & want))
+            else:
+                rows = np.repeat(base, len(patterns), axis=0)
+                cols = np.repeat(combos[simple], len(patterns), axis=0)
+                rows[np.arange(len(rows))[:, None], cols] = np.tile(patterns, (len(base), 1))
+                blocks.append(rows)
+        for j in np.flatnonzero(~simple):
+            idx = np.flatnonzero(on[j])
+            sub = (dichotomies(Zf[idx]) if want is None
+                   else dominant_dichotomies(Zf[idx], want[idx]))
+            for o in (1, -1):
+                rows = np.repeat((codes[j] * o > 0)[None, :], len(sub), axis=0)
+                rows[:, idx] = sub
+                blocks.append(rows)
+    return blocks
 
 
 def dichotomies(Z: np.ndarray) -> np.ndarray:
     """All subsets of the distinct points ``Z`` that an affine classifier puts strictly on
-    its positive side, as a boolean matrix (one row per subset, no repeats).
+    its positive side, as a boolean matrix (one row per subset, no repeats, rows sorted).
 
     Examples
     --------
     >>> dichotomies(np.array([[0.0], [1.0], [2.0]])).shape   # 3 points on a line: 6 = 2 * 3
     (6, 3)
     """
-    def shattered(on):
-        return np.array(list(itertools.product([False, True], repeat=len(on))))
-
-    return _as_matrix(_collect(Z, shattered, set()))
+    return _unique_rows(_collect(Z, None), len(Z))
 
 
 def dominant_dichotomies(
@@ -100,10 +119,11 @@ def dominant_dichotomies(
     ``want[i]`` says point ``i`` is better inside the union than outside. For a hyperplane
     through exactly D points, the subset that puts those D points inside iff they are wanted
     dominates the other ``2**D - 1`` (a union containing any of them does at least as well
-    with it), so only it is kept; hyperplanes through more points keep every dichotomy of
-    their points. The empty and the full set are included. ``max_planes``: see
-    :func:`hyperplanes` (``max_subsets``).
+    with it), so only it is kept; hyperplanes through more points keep the dominant
+    dichotomies of their points (the same rule one dimension down). So every realizable
+    subset is dominated by (no better in any union than) a returned one. The empty and the
+    full set are included. ``max_planes``: see :func:`hyperplanes` (``max_subsets``).
     """
     n = len(Z)
-    everything = {np.zeros(n, dtype=bool).tobytes(), np.ones(n, dtype=bool).tobytes()}
-    return _as_matrix(_collect(Z, lambda on: want[on][None, :], everything, max_planes))
+    ends = [np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool)]
+    return _unique_rows(ends + _collect(Z, want, max_planes), n)

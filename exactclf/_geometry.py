@@ -35,6 +35,7 @@ __all__ = [
     "cross",
     "side_code",
     "leaf_sides",
+    "batch_leaf_sides",
     "is_canonical_basis",
     "max_margin_separator",
 ]
@@ -237,6 +238,19 @@ def leaf_sides(Xh, nrm, combo, rtol):
     for j in range(D):
         codes[combo[j]] = 0
     return codes, True
+
+
+@njit(cache=True, nogil=True)
+def batch_leaf_sides(Xh, nrm, combos, rtol):
+    """:func:`leaf_sides` for each row of ``combos``: ``(codes (m, n) int8, ok (m,) bool)``."""
+    m = combos.shape[0]
+    codes = np.zeros((m, Xh.shape[0]), dtype=np.int8)
+    ok = np.zeros(m, dtype=np.bool_)
+    for j in range(m):
+        c, good = leaf_sides(Xh, nrm, combos[j], rtol)
+        codes[j] = c
+        ok[j] = good
+    return codes, ok
 
 
 def is_canonical_basis(Xh: np.ndarray, combo: np.ndarray, on_plane: np.ndarray) -> bool:
