@@ -1,0 +1,654 @@
+"""ThresholdNetLasso: threshold-activation networks trained to the global optimum (a Lasso)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .._geometry import affine_frame, max_margin_separator
+from ._arrangements import (
+    Arrangement,
+    cover_count,
+    deep_patterns,
+    exact_cost,
+    exact_patterns,
+    sample_patterns,
+    unique_columns,
+)
+from ._closed_form import closed_form_fit, complete_dual_norm, layer_cake
+from ._solvers import duality_gap, resolve_solver, solve_lasso
+
+__all__ = ["ThresholdNetLasso", "ThresholdNetLassoRegressor"]
+
+#: exact enumeration is refused above this much work (hyperplanes x labelings of their
+#: points; measured about 1.5e5 per second, so about a minute)
+_MAX_EXACT_COST = 10**7
+#: ... or above this many patterns times points (the dense design matrix)
+_MAX_EXACT_ENTRIES = 5 * 10**7
+
+
+class _ThresholdNetBase(BaseEstimator):
+    """Shared fit / forward pass of the classifier and the regressor."""
+
+    _common_constraints: dict = {
+        "beta": [Interval(Real, 0, None, closed="neither")],
+        "arrangements": [StrOptions({"auto", "exact", "sample"})],
+        "n_arrangements": [Interval(Integral, 1, None, closed="left")],
+        "reconstruction": [StrOptions({"svm", "pi"})],
+        "hidden_layer_sizes": [tuple, list, None],
+        "solver": [StrOptions({"auto", "closed_form", "lars", "skglm", "sklearn", "highs"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # -- fit -------------------------------------------------------------------------------
+    def _fit_targets(self, X, Y, sw, loss):
+        """Fit on validated ``X`` (n x d), targets ``Y`` (n x K), weights ``sw``."""
+        t0 = time.perf_counter()
+        sizes = () if self.hidden_layer_sizes is None else tuple(self.hidden_layer_sizes)
+        if not all(isinstance(m, Integral) and m >= 1 for m in sizes):
+            raise ValueError(f"hidden_layer_sizes must hold positive integers, got "
+                             f"{self.hidden_layer_sizes!r}.")
+        keep = sw > 0
+        X, Y, sw = X[keep], Y[keep], sw[keep]
+        uniform = bool(np.all(sw == sw[0]))
+        if self.solver != "closed_form":
+            resolve_solver(self.solver, loss, True)  # impossible loss/solver pairs raise
+        U, inverse = np.unique(X, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        frame = affine_frame(U)
+        Z = frame.transform(U)
+        n_u, r = Z.shape
+        complete = n_u == r + 1
+        closed_ok = (complete and loss == "squared" and not sizes and n_u == len(X) and uniform
+                     and self.solver in ("auto", "closed_form"))
+        if self.solver == "closed_form" and not closed_ok:
+            raise ValueError(
+                "solver='closed_form' needs a complete arrangement (distinct, affinely "
+                f"independent points: here {n_u} unique points of affine dimension {r}), "
+                "loss='squared', equal sample weights and no hidden_layer_sizes; use "
+                "solver='auto'."
+            )
+        self.n_patterns_total_ = cover_count(n_u, r)
+        rng = check_random_state(self.random_state)
+        if closed_ok and self.arrangements != "sample":
+            return self._fit_closed_form(X, Y, sw, Z, frame, inverse, t0)
+
+        mode = self._choose_mode(n_u, r)
+        arr = exact_patterns(Z) if mode == "exact" else sample_patterns(
+            Z, self.n_arrangements, rng)
+        layers = []
+        dictionary = arr.patterns
+        for fan_in in sizes:
+            layer = deep_patterns(dictionary, fan_in, self.n_arrangements, rng)
+            layers.append(layer)
+            dictionary = layer.patterns
+        # merge samples that the network cannot tell apart into one weighted row: same
+        # point (squared loss: targets averaged, a constant split off) or same point and
+        # targets (other losses); repeated samples and integer weights give one problem
+        if loss == "squared":
+            groups, g_inv = np.unique(inverse), inverse
+            c = np.bincount(g_inv, weights=sw)
+            Yg = np.column_stack([np.bincount(g_inv, weights=sw * Y[:, k]) for k in
+                                  range(Y.shape[1])]) / c[:, None]
+            const = 0.5 * float(np.sum(sw[:, None] * Y**2) - np.sum(c[:, None] * Yg**2))
+            point = groups
+        else:
+            keys = np.column_stack([inverse, Y])
+            _, first, g_inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+            g_inv = g_inv.ravel()
+            c = np.bincount(g_inv, weights=sw)
+            Yg, point, const = Y[first], inverse[first], 0.0
+        solver = self.solver if self.solver != "closed_form" else "auto"
+        solver = resolve_solver(solver, loss, bool(np.all(c == c[0])))
+        D = dictionary[point].astype(np.float64)
+        if self.verbose:
+            print(f"{type(self).__name__}: {mode} arrangement, {D.shape[1]} patterns of "
+                  f"{n_u} unique points (dimension {r}); solver {solver}")
+        W = np.zeros((D.shape[1], Y.shape[1]))
+        objective, gap = const, 0.0
+        converged, n_iter = True, 0
+        for k in range(Y.shape[1]):
+            w, it, primal, g, ok = solve_lasso(D, Yg[:, k], self.beta, loss, solver, c,
+                                               tol=self.tol, max_iter=self.max_iter)
+            W[:, k] = w
+            objective += primal
+            gap += g
+            converged &= ok
+            n_iter += it
+        self.arrangements_ = mode
+        self.solver_ = solver
+        self.n_patterns_ = D.shape[1]
+        self.n_iter_ = n_iter
+        self.dual_gap_ = gap
+        complete_dict = mode == "exact" and not sizes
+        self.is_optimal_ = bool(complete_dict and converged)
+        self._build_network(X, Z, frame, arr, layers, W, inverse)
+        self._finish(X, Y, sw, loss, objective, converged, t0)
+        return self
+
+    def _choose_mode(self, n_u, r):
+        count = self.n_patterns_total_
+        cost = exact_cost(n_u, r)
+        feasible = cost <= _MAX_EXACT_COST and count * n_u <= _MAX_EXACT_ENTRIES
+        if self.arrangements == "exact":
+            if not feasible:
+                raise ValueError(
+                    f"{type(self).__name__}(arrangements='exact'): {n_u} unique points in "
+                    f"affine dimension {r} have up to {count:.3g} arrangement patterns "
+                    f"(Cover's count), enumerated in about {cost:.3g} steps: far too many. "
+                    "Use arrangements='sample' (n_arrangements random hyperplanes), or "
+                    "reduce the number of features or samples."
+                )
+            return "exact"
+        if self.arrangements == "auto" and feasible and count <= self.n_arrangements:
+            return "exact"
+        return "sample"
+
+    def _fit_closed_form(self, X, Y, sw, Z, frame, inverse, t0):
+        beta = self.beta / sw[0]
+        cols, blocks = [], []
+        for k in range(Y.shape[1]):
+            P, w = layer_cake(closed_form_fit(Y[:, k], beta))
+            cols.append(P)
+            blocks.append((k, w))
+        allP = np.hstack([np.ones((len(X), 1), dtype=bool)] + cols)
+        first = unique_columns(allP)
+        patterns = allP[:, first]
+        W = np.zeros((patterns.shape[1], Y.shape[1]))
+        for (k, w), P in zip(blocks, cols, strict=True):
+            for j in range(P.shape[1]):
+                col = int(np.flatnonzero((patterns == P[:, [j]]).all(axis=0))[0])
+                W[col, k] += w[j]
+        D = patterns.astype(np.float64)
+        objective = gap = 0.0
+        for k in range(Y.shape[1]):
+            p, g = duality_gap(D, Y[:, k], W[:, k], self.beta, "squared", sw,
+                               dual_norm=complete_dual_norm)
+            objective += p
+            gap += g
+        self.arrangements_ = "closed_form"
+        self.solver_ = "closed_form"
+        self.n_patterns_ = 2 ** len(X) - 1
+        self.n_iter_ = 0
+        self.dual_gap_ = gap
+        self.is_optimal_ = True
+
+        # patterns are indexed like X; the network is built on the unique points U
+        arr = Arrangement(patterns[np.argsort(inverse)], None, True)
+        self._build_network(X, Z, frame, arr, [], W, inverse)
+        self._finish(X, Y, sw, "squared", objective, True, t0)
+        return self
+
+    # -- network reconstruction --------------------------------------------------------------
+    def _layer1_neuron(self, Z, frame, pattern, plane):
+        Zh = np.hstack([Z, np.ones((len(Z), 1))])
+        if pattern.all():
+            return np.zeros(frame.mean.shape[0]), 1.0
+        if self.reconstruction == "pi":
+            g, *_ = np.linalg.lstsq(Zh, pattern.astype(np.float64), rcond=None)
+            if np.max(np.abs(Zh @ g - pattern)) < 0.25:
+                return frame.to_original(g[:-1], g[-1] - 0.5)
+            if plane is not None:
+                return frame.to_original(plane[:-1], plane[-1])
+        a, b = max_margin_separator(Z, pattern)
+        return frame.to_original(a, b)
+
+    def _build_network(self, X, Z, frame, arr, layers, W, inverse):
+        """Keep the neurons that the output uses (and their ancestors); reconstruct the
+        first layer's hyperplanes; check that the network reproduces every pattern."""
+        active = np.flatnonzero(np.any(W != 0, axis=1))
+        if active.size == 0:
+            active = np.array([0])
+        needed = [active]
+        for layer in reversed(layers):
+            par = np.unique(layer.parents[needed[0]].ravel())
+            needed.insert(0, par if par.size else np.array([0]))
+        # layer 1
+        idx1 = needed[0]
+        coefs, intercepts = [], []
+        C1 = np.zeros((X.shape[1], len(idx1)))
+        c1 = np.zeros(len(idx1))
+        for j, p in enumerate(idx1):
+            plane = None if arr.planes is None else arr.planes[:, p]
+            C1[:, j], c1[j] = self._layer1_neuron(Z, frame, arr.patterns[:, p], plane)
+        coefs.append(C1)
+        intercepts.append(c1)
+        H = X @ C1 + c1 >= 0
+        bad = np.flatnonzero((H != arr.patterns[inverse][:, idx1]).any(axis=0))
+        for j in bad:  # rounding on a sampled plane: use the max-margin one
+            a, b = max_margin_separator(Z, arr.patterns[:, idx1[j]])
+            C1[:, j], c1[j] = frame.to_original(a, b)
+        prev_idx = idx1
+        H = X @ C1 + c1 >= 0
+        target = arr.patterns[inverse][:, idx1]
+        for layer, idx in zip(layers, needed[1:], strict=True):
+            pos = {int(p): i for i, p in enumerate(prev_idx)}
+            C = np.zeros((len(prev_idx), len(idx)))
+            c = np.zeros(len(idx))
+            for j, q in enumerate(idx):
+                if q == 0:
+                    c[j] = 1.0
+                    continue
+                for par, a in zip(layer.parents[q], layer.weights[q], strict=True):
+                    C[pos[int(par)], j] += 2.0 * a
+                c[j] = layer.bias[q] - layer.weights[q].sum()
+            coefs.append(C)
+            intercepts.append(c)
+            H = H @ C + c >= 0
+            target = layer.patterns[inverse][:, idx]
+            prev_idx = idx
+        if not np.array_equal(H, target):
+            raise RuntimeError(
+                f"internal error: the reconstructed {type(self).__name__} does not reproduce "
+                "its arrangement patterns on the training data; please report this data"
+            )
+        self.hidden_coefs_ = coefs
+        self.hidden_intercepts_ = intercepts
+        self._W = W[needed[-1]]
+        self.n_neurons_ = len(needed[-1])
+
+    def _finish(self, X, Y, sw, loss, objective, converged, t0):
+        self.coef_ = self._W.T.copy()
+        del self._W
+        F = self._hidden(X) @ self.coef_.T
+        realized = 0.0
+        for k in range(Y.shape[1]):
+            f, y = F[:, k], Y[:, k]
+            if loss == "squared":
+                realized += 0.5 * np.sum(sw * (f - y) ** 2)
+            elif loss == "logistic":
+                realized += np.sum(sw * np.logaddexp(0.0, -y * f))
+            else:
+                realized += np.sum(sw * np.maximum(0.0, 1.0 - y * f))
+        realized += self.beta * np.abs(self.coef_).sum()
+        if not np.isclose(realized, objective, rtol=1e-9, atol=1e-9):
+            raise RuntimeError(
+                f"internal error: the fitted network's objective {realized} differs from the "
+                f"solver's {objective}; please report this data"
+            )
+        self.objective_ = float(realized)
+        if not converged:
+            warnings.warn(
+                f"{type(self).__name__}: the Lasso solver stopped at relative duality gap "
+                f"above tol={self.tol:g} (gap {self.dual_gap_:.3g}, objective "
+                f"{self.objective_:.6g}); increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self.fit_time_ = time.perf_counter() - t0
+
+    # -- forward pass ----------------------------------------------------------------------
+    def _hidden(self, X):
+        H = np.asarray(X, dtype=np.float64)
+        for C, c in zip(self.hidden_coefs_, self.hidden_intercepts_, strict=True):
+            H = (H @ C + c >= 0).astype(np.float64)
+        return H
+
+    def hidden_activations(self, X):
+        """Activations (0/1) of the last hidden layer.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_neurons_)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._hidden(X)
+
+
+_DOC_PARAMS = """
+    beta : float, default=1e-3
+        Weight-decay strength; in the convex program the ``l1`` penalty on the output
+        weights (larger: fewer neurons).
+    arrangements : {"auto", "exact", "sample"}, default="auto"
+        Which hyperplane-arrangement patterns form the dictionary. ``"exact"``: all of them,
+        enumerated by the degenerate-safe dichotomy enumerator (refused with an error when
+        Cover's count says there are far too many). ``"sample"``: those of
+        ``n_arrangements`` Gaussian random hyperplanes in standardized coordinates,
+        deduplicated. ``"auto"``: the closed form when the arrangement is complete, else
+        ``"exact"`` when Cover's count is at most ``n_arrangements``, else ``"sample"``.
+    n_arrangements : int, default=1000
+        Number of random hyperplanes sampled (per layer for deep networks); the budget
+        ``"auto"`` compares Cover's count with.
+    reconstruction : {"svm", "pi"}, default="svm"
+        Hidden weights of a selected pattern: ``"svm"``, the hard-margin (maximum margin)
+        hyperplane of the pattern in standardized coordinates; ``"pi"``, the pseudo-inverse
+        solution of ``[X, 1] g = pattern`` with threshold 0.5 where it interpolates the
+        pattern (complete arrangements), else the sampled hyperplane that produced it (or
+        the max-margin one). Either way the network reproduces every pattern on the
+        training data.
+    hidden_layer_sizes : tuple of int, default=None
+        None: one hidden layer (the exact convex equivalent). ``(m_1, ..., m_L)``: L more
+        threshold layers; every neuron of layer ``l + 1`` reads ``m_l`` random neurons of
+        layer ``l``, with random weights; the Lasso selects the last layer's neurons (a
+        sampled dictionary: optimal for it, not certified over all deep networks).
+    solver : {"auto", "closed_form", "lars", "skglm", "sklearn", "highs"}, default="auto"
+        Lasso solver. ``"auto"``: squared loss, the closed form on complete arrangements,
+        else ``"lars"`` (the exact LARS-Lasso homotopy, polished by coordinate descent if
+        its gap misses ``tol``; robust for the small ``beta`` where coordinate descent on
+        these highly coherent 0/1 designs stalls); logistic loss, ``"skglm"`` (Anderson
+        accelerated coordinate descent) when skglm is installed and the weights are equal,
+        else ``"sklearn"`` (liblinear); hinge loss, always a linear program on HiGHS
+        (``"highs"``). ``"sklearn"`` for the squared loss is scikit-learn's coordinate
+        descent.
+    tol : float, default=1e-6
+        Target duality gap relative to the loss of the zero network; the solver's own
+        tolerance is tightened (warm started) up to three times to reach it.
+    max_iter : int, default=1000
+        Iteration budget of each solver call.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the sampled hyperplanes.
+    verbose : int, default=0
+        ``>= 1`` prints the dictionary size and the solver."""
+
+_DOC_ATTRS = """
+    hidden_coefs_ : list of ndarray
+        Weight matrix of each hidden layer (first: ``(n_features, m_1)``); a neuron fires
+        (value 1) iff ``h @ coef + intercept >= 0``.
+    hidden_intercepts_ : list of ndarray
+        Biases of each hidden layer. The all-ones pattern, if used, is the neuron with zero
+        weights and bias 1 (the output bias).
+    objective_ : float
+        Training objective ``loss(network(X)) + beta * |coef_|_1`` realized by the returned
+        network (checked against the solver's value).
+    dual_gap_ : float
+        Duality gap of the final Lasso (summed over outputs), computed from a feasible dual
+        point: ``objective_ - dual_gap_`` is a lower bound on the optimum over the
+        dictionary; on a complete dictionary (exact or closed form), over all networks.
+    is_optimal_ : bool
+        The dictionary holds every pattern and the gap met ``tol``.
+    arrangements_ : str
+        ``"closed_form"``, ``"exact"`` or ``"sample"``.
+    solver_ : str
+    n_patterns_ : int
+        Size of the dictionary (``2**n - 1`` for the closed form).
+    n_patterns_total_ : int
+        Cover's count of the patterns of the (unique) training points (an upper bound in
+        degenerate position).
+    n_neurons_ : int
+        Neurons of the last hidden layer with a non-zero output weight.
+    n_iter_ : int
+        Solver iterations (summed).
+    fit_time_ : float
+        Seconds spent in ``fit``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when ``X`` has feature names that are all strings."""
+
+
+class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
+    __doc__ = f"""Threshold-activation network classifier trained to the global optimum.
+
+    A two-layer network ``f(x) = sum_j w_j 1{{a_j . x + b_j >= 0}}`` with weight decay cannot
+    be trained by gradients (the threshold's derivative is zero almost everywhere), but on
+    the training points every hidden neuron is one of the finitely many hyperplane-
+    arrangement patterns ``d = 1{{X a + b >= 0}}``. Training is therefore the convex program
+
+        min_w  loss(D w, y) + beta * |w|_1,
+
+    ``D`` holding all patterns as columns (the all-ones pattern is the bias); its non-zero
+    ``w_j`` are the neurons. For ``loss="squared"`` and labels ``y`` in {{-1, +1}} the
+    objective is ``1/2 |D w - y|^2 + beta |w|_1``. Multiclass: one output (one Lasso) per
+    class against the rest, sharing the arrangement. When the training points are affinely
+    independent (e.g. ``n <= d + 1`` in general position) every pattern is realizable and the
+    problem has a closed form. A duality gap computed from a feasible dual point certifies
+    the solution (``dual_gap_``).
+
+    Cost: exact enumeration has ``2 sum_{{k<=r}} C(n - 1, k)`` patterns (r = rank of the
+    centered data): practical for small rank; otherwise a sample of patterns is used, and
+    the result is optimal for that dictionary.
+
+    Parameters
+    ----------
+    {_DOC_PARAMS}
+    loss : {{"squared", "logistic", "hinge"}}, default="squared"
+        Output loss. ``"hinge"`` (``max(0, 1 - y f)``) is solved exactly as a linear program.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_outputs, n_neurons_)
+        Output weights ``w`` (one row for two classes, one per class otherwise).
+    {_DOC_ATTRS}
+
+    See Also
+    --------
+    sklearn.neural_network.MLPClassifier : gradient-trained networks (smooth activations).
+
+    References
+    ----------
+    T. Ergen, H. I. Gulluk, J. Lacotte and M. Pilanci, "Globally optimal training of neural
+    networks with threshold activation functions", ICLR 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from exactclf.threshold import ThresholdNetLasso
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.4]])
+    >>> y = np.array([0, 1, 1, 0, 1])          # XOR-like: no single hyperplane fits it
+    >>> clf = ThresholdNetLasso(beta=0.01, arrangements="exact").fit(X, y)
+    >>> clf.predict(X)
+    array([0, 1, 1, 0, 1])
+    >>> clf.is_optimal_, clf.dual_gap_ < 1e-6 * 5
+    (True, True)
+    >>> bool(np.isclose(0.5 * np.sum((clf.decision_function(X) - (2 * y - 1)) ** 2)
+    ...                 + 0.01 * np.abs(clf.coef_).sum(), clf.objective_))
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **_ThresholdNetBase._common_constraints,
+        "loss": [StrOptions({"squared", "logistic", "hinge"})],
+    }
+
+    def __init__(
+        self,
+        beta=1e-3,
+        *,
+        arrangements="auto",
+        n_arrangements=1000,
+        loss="squared",
+        reconstruction="svm",
+        hidden_layer_sizes=None,
+        solver="auto",
+        tol=1e-6,
+        max_iter=1000,
+        random_state=None,
+        verbose=0,
+    ):
+        self.beta = beta
+        self.arrangements = arrangements
+        self.n_arrangements = n_arrangements
+        self.loss = loss
+        self.reconstruction = reconstruction
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the globally optimal network for the arrangement dictionary.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative per-sample weights of the loss.
+
+        Returns
+        -------
+        self : ThresholdNetLasso
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, yi = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"ThresholdNetLasso needs samples of at least 2 classes; the "
+                             f"data has 1 class: {self.classes_[0]}.")
+        sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+        if len(np.unique(yi[sw > 0])) < 2:
+            raise ValueError("ThresholdNetLasso needs samples of at least 2 classes with "
+                             "positive sample_weight.")
+        if len(self.classes_) == 2:
+            Y = (2.0 * yi - 1.0)[:, None]
+        else:
+            Y = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
+        return self._fit_targets(X, Y, sw, self.loss)
+
+    def decision_function(self, X):
+        """Network output ``hidden_activations(X) @ coef_.T``: positive for ``classes_[1]`` (two
+        classes), one column per class otherwise.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        F = self.hidden_activations(X) @ self.coef_.T
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict(self, X):
+        """Predicted class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        F = self.decision_function(X)
+        if F.ndim == 1:
+            return self.classes_[(F > 0).astype(int)]
+        return self.classes_[np.argmax(F, axis=1)]
+
+
+class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
+    __doc__ = f"""Threshold-activation network regressor trained to the global optimum.
+
+    The regression counterpart of :class:`ThresholdNetLasso`: minimizes
+    ``1/2 |D w - y|^2 + beta |w|_1`` over output weights ``w`` on the hyperplane-arrangement
+    dictionary ``D`` (squared loss; one Lasso per target column).
+
+    Parameters
+    ----------
+    {_DOC_PARAMS}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_neurons_,) or (n_targets, n_neurons_)
+        Output weights.
+    {_DOC_ATTRS}
+
+    See Also
+    --------
+    ThresholdNetLasso : the classifier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from exactclf.threshold import ThresholdNetLassoRegressor
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> y = np.array([0.0, 1.0, 1.0, 3.0])
+    >>> reg = ThresholdNetLassoRegressor(beta=0.1, arrangements="exact").fit(X, y)
+    >>> np.round(reg.predict(X), 3)
+    array([0. , 1. , 1. , 2.9])
+    >>> reg.is_optimal_, reg.n_neurons_
+    (True, 4)
+    """
+
+    _parameter_constraints: dict = dict(_ThresholdNetBase._common_constraints)
+
+    def __init__(
+        self,
+        beta=1e-3,
+        *,
+        arrangements="auto",
+        n_arrangements=1000,
+        reconstruction="svm",
+        hidden_layer_sizes=None,
+        solver="auto",
+        tol=1e-6,
+        max_iter=1000,
+        random_state=None,
+        verbose=0,
+    ):
+        self.beta = beta
+        self.arrangements = arrangements
+        self.n_arrangements = n_arrangements
+        self.reconstruction = reconstruction
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the globally optimal network for the arrangement dictionary.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative per-sample weights of the loss.
+
+        Returns
+        -------
+        self : ThresholdNetLassoRegressor
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+        if not np.any(sw > 0):
+            raise ValueError("ThresholdNetLassoRegressor: every sample weight is zero.")
+        self._single_target = y.ndim == 1
+        Y = y[:, None] if y.ndim == 1 else y
+        self._fit_targets(X, Y.astype(np.float64), sw, "squared")
+        if self._single_target:
+            self.coef_ = self.coef_[0]
+        return self
+
+    def predict(self, X):
+        """Network output.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
+        H = self.hidden_activations(X)
+        return H @ self.coef_ if self.coef_.ndim == 1 else H @ self.coef_.T

@@ -1,0 +1,317 @@
+"""ThresholdNetLasso: exactness against brute force, closed form, certificates, errors."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from sklearn.exceptions import ConvergenceWarning
+
+from exactclf.threshold import ThresholdNetLasso, ThresholdNetLassoRegressor
+from exactclf.threshold._arrangements import cover_count, exact_patterns, sample_patterns
+from exactclf.threshold._closed_form import closed_form_fit, layer_cake, project_l1_ball
+from exactclf.threshold._solvers import duality_gap, skglm_available
+
+FAST = {"solver": "sklearn", "tol": 1e-9, "max_iter": 100000}
+
+
+# -- independent references ----------------------------------------------------------------
+def separable(X, positive):
+    """LP feasibility of ``s_i (a . x_i + b) >= 1``."""
+    s = np.where(positive, 1.0, -1.0)
+    A = -s[:, None] * np.hstack([X, np.ones((len(X), 1))])
+    res = linprog(np.zeros(X.shape[1] + 1), A_ub=A, b_ub=-np.ones(len(X)),
+                  bounds=(None, None), method="highs")
+    return res.status == 0
+
+
+def brute_force_patterns(X):
+    """Every non-empty subset of the rows of X (duplicates share a side) that an affine
+    classifier realizes, by one LP per labeling of the unique rows."""
+    U, inv = np.unique(X, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    cols = []
+    for bits in itertools.product([False, True], repeat=len(U)):
+        lab = np.array(bits)
+        if lab.any() and (lab.all() or separable(U, lab)):
+            cols.append(lab[inv])
+    return np.column_stack(cols)
+
+
+def lasso_reference(D, y, beta, gap_tol=1e-11):
+    """``min 1/2 |D w - y|^2 + beta |w|_1`` by accelerated proximal gradient (FISTA with
+    adaptive restart; a different algorithm from the estimators' solvers), run until its own
+    duality gap is below ``gap_tol``."""
+    L = np.linalg.norm(D, 2) ** 2
+    w = z = np.zeros(D.shape[1])
+    t = 1.0
+    for it in range(2_000_000):
+        g = D.T @ (D @ z - y)
+        v = z - g / L
+        w_new = np.sign(v) * np.maximum(np.abs(v) - beta / L, 0.0)
+        t_new = 0.5 * (1 + np.sqrt(1 + 4 * t * t))
+        if (z - w_new) @ (w_new - w) > 0:  # restart
+            t_new, z = 1.0, w_new
+        else:
+            z = w_new + (t - 1) / t_new * (w_new - w)
+        w, t = w_new, t_new
+        if it % 200 == 0:
+            r = y - D @ w
+            p = 0.5 * r @ r + beta * np.abs(w).sum()
+            th = r * min(1.0, beta / np.abs(D.T @ r).max())
+            if p - (y @ th - 0.5 * th @ th) <= gap_tol:
+                return p
+    raise AssertionError("reference solver did not converge")
+
+
+def small_data(kind, seed=0):
+    rng = np.random.default_rng(seed)
+    if kind == "gaussian":
+        X = rng.standard_normal((8, 2))
+    elif kind == "degenerate":  # duplicates, collinear points, integer features
+        X = np.array([[0, 0], [1, 1], [2, 2], [3, 3], [1, 1], [0, 2], [2, 0], [1, 0]], float)
+    else:  # rank-deficient: 3 features on a plane
+        B = rng.standard_normal((7, 2))
+        X = np.column_stack([B, B[:, 0] - 2 * B[:, 1]])
+    y = rng.integers(0, 2, len(X))
+    y[:2] = [0, 1]
+    return X, y
+
+
+# -- exactness ------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["gaussian", "degenerate", "rank_deficient"])
+@pytest.mark.parametrize("beta", [0.05, 0.5])
+@pytest.mark.parametrize("solver", ["sklearn", "lars"])
+def test_exact_matches_brute_force(kind, beta, solver):
+    X, y = small_data(kind)
+    clf = ThresholdNetLasso(beta=beta, arrangements="exact", solver=solver, tol=1e-9,
+                            max_iter=100000).fit(X, y)
+    D = brute_force_patterns(X).astype(float)
+    ys = 2.0 * y - 1.0
+    ref = lasso_reference(D, ys, beta)
+    assert clf.arrangements_ == "exact"
+    assert clf.n_patterns_ == D.shape[1]
+    assert clf.is_optimal_
+    assert clf.objective_ == pytest.approx(ref, rel=1e-7, abs=1e-9)
+    # the certificate is a true lower bound and tight
+    assert clf.objective_ - clf.dual_gap_ <= ref + 1e-9
+    assert clf.dual_gap_ <= 1e-6 * 0.5 * len(y)
+    # the network realizes D w: hidden activations are realizable patterns, and its
+    # training output gives the reported objective
+    H = clf.hidden_activations(X).astype(bool)
+    Dset = {c.tobytes() for c in D.astype(bool).T}
+    assert all(h.tobytes() in Dset for h in H.T)
+    f = clf.decision_function(X)
+    np.testing.assert_allclose(f, H @ clf.coef_[0])
+    assert 0.5 * np.sum((f - ys) ** 2) + beta * np.abs(clf.coef_).sum() == pytest.approx(
+        clf.objective_, rel=1e-12)
+
+
+def test_exact_patterns_equal_brute_force_count():
+    X, _ = small_data("gaussian")
+    arr = exact_patterns(X)
+    D = brute_force_patterns(X)
+    assert {c.tobytes() for c in arr.patterns.T} == {c.tobytes() for c in D.T}
+    assert arr.patterns.shape[1] == cover_count(8, 2) - 1  # general position, no empty set
+
+
+def test_regressor_exact_matches_brute_force():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((7, 2))
+    y = rng.standard_normal(7)
+    reg = ThresholdNetLassoRegressor(beta=0.1, arrangements="exact", **FAST).fit(X, y)
+    ref = lasso_reference(brute_force_patterns(X).astype(float), y, 0.1)
+    assert reg.objective_ == pytest.approx(ref, rel=1e-7)
+    pred = reg.predict(X)
+    assert 0.5 * np.sum((pred - y) ** 2) + 0.1 * np.abs(reg.coef_).sum() == pytest.approx(
+        reg.objective_, rel=1e-12)
+
+
+# -- closed form ----------------------------------------------------------------------------
+def test_closed_form_pieces():
+    v = np.array([3.0, -1.0, 0.5])
+    p = project_l1_ball(v, 1.5)
+    assert np.abs(p).sum() == pytest.approx(1.5)
+    delta = np.array([0.3, -0.2, 0.3, 0.0, 1.0])
+    P, w = layer_cake(delta)
+    np.testing.assert_allclose(P @ w, delta)
+    assert np.abs(w).sum() == pytest.approx(1.0 + 0.2)
+    # the prox is optimal: brute-force over a grid of the 1-d problem is not better
+    y = np.array([1.0, 1.0, -1.0])
+    d = closed_form_fit(y, 0.4)
+    obj = 0.5 * np.sum((d - y) ** 2) + 0.4 * (max(d.max(), 0) + max(-d.min(), 0))
+    for a in np.linspace(0, 1, 101):
+        for b in np.linspace(0, 1, 101):
+            t = np.array([a, a, -b])
+            assert obj <= 0.5 * np.sum((t - y) ** 2) + 0.4 * (a + b) + 1e-12
+
+
+@pytest.mark.parametrize("beta", [0.01, 0.3, 10.0])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_closed_form_equals_general_program(beta, n_classes):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((6, 7))  # 6 points in dimension 7: complete arrangement
+    y = np.arange(6) % n_classes
+    cf = ThresholdNetLasso(beta=beta).fit(X, y)
+    general = ThresholdNetLasso(beta=beta, arrangements="exact", **FAST).fit(X, y)
+    assert cf.arrangements_ == "closed_form" and general.arrangements_ == "exact"
+    assert general.n_patterns_ == 2**6 - 1
+    assert cf.objective_ == pytest.approx(general.objective_, rel=1e-8, abs=1e-10)
+    assert cf.dual_gap_ <= 1e-10
+    np.testing.assert_allclose(cf.decision_function(X), general.decision_function(X),
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("reconstruction", ["pi", "svm"])
+def test_closed_form_reconstructions_realize_objective(reconstruction):
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((20, 100))
+    y = rng.integers(0, 2, 20)
+    clf = ThresholdNetLasso(beta=1e-3, reconstruction=reconstruction).fit(X, y)
+    assert clf.arrangements_ == "closed_form" and clf.is_optimal_
+    ys = 2.0 * y - 1.0
+    n_pos, n_neg = (ys > 0).sum(), (ys < 0).sum()
+    # closed form: positives at 1 - beta / n_pos, negatives at -(1 - beta / n_neg)
+    np.testing.assert_allclose(clf.decision_function(X),
+                               np.where(ys > 0, 1 - 1e-3 / n_pos, -(1 - 1e-3 / n_neg)))
+    assert (clf.predict(X) == y).all()
+
+
+def test_closed_form_regressor():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((5, 6))
+    y = rng.standard_normal(5)
+    cf = ThresholdNetLassoRegressor(beta=0.2).fit(X, y)
+    general = ThresholdNetLassoRegressor(beta=0.2, arrangements="exact", **FAST).fit(X, y)
+    assert cf.arrangements_ == "closed_form"
+    assert cf.objective_ == pytest.approx(general.objective_, rel=1e-8)
+
+
+# -- sampling ---------------------------------------------------------------------------------
+def test_sampled_converges_to_exact():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((14, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    exact = ThresholdNetLasso(beta=0.05, arrangements="exact", **FAST).fit(X, y)
+    gaps = []
+    for m in [5, 50, 5000]:
+        s = ThresholdNetLasso(beta=0.05, arrangements="sample", n_arrangements=m,
+                              random_state=0, **FAST).fit(X, y)
+        assert not s.is_optimal_
+        assert s.objective_ >= exact.objective_ - 1e-8
+        gaps.append(s.objective_ - exact.objective_)
+    assert gaps[0] > gaps[-1]
+    assert gaps[-1] <= 1e-6
+
+
+def test_sample_patterns_unique_and_planes_realize_them():
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((30, 3))
+    arr = sample_patterns(Z, 500, rng)
+    P = arr.patterns
+    assert P[:, 0].all() and P[:, 1:].any(axis=0).all()
+    assert len({c.tobytes() for c in P.T}) == P.shape[1]
+    Zh = np.hstack([Z, np.ones((30, 1))])
+    np.testing.assert_array_equal(Zh @ arr.planes >= 0, P)
+
+
+# -- other losses, weights, deep, multiclass ---------------------------------------------------
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_other_losses_certified(loss):
+    X, y = small_data("gaussian", seed=1)
+    clf = ThresholdNetLasso(beta=0.1, arrangements="exact", loss=loss, **(
+        {"solver": "sklearn", "tol": 1e-8, "max_iter": 100000} if loss == "logistic" else {}
+    )).fit(X, y)
+    assert clf.dual_gap_ <= 1e-6 * len(y)
+    assert clf.is_optimal_
+    # the lower bound is below the objective of random feasible points
+    D = brute_force_patterns(X).astype(float)
+    ys = 2.0 * y - 1.0
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        w = rng.standard_normal(D.shape[1]) * 0.1
+        p, _ = duality_gap(D, ys, w, 0.1, loss, np.ones(len(y)))
+        assert clf.objective_ - clf.dual_gap_ <= p + 1e-9
+
+
+def test_sample_weight_equals_repetition():
+    X, y = small_data("gaussian", seed=2)
+    sw = np.array([1, 2, 1, 3, 1, 1, 2, 1])
+    a = ThresholdNetLasso(beta=0.1, arrangements="exact", **FAST).fit(X, y, sample_weight=sw)
+    b = ThresholdNetLasso(beta=0.1, arrangements="exact", **FAST).fit(
+        np.repeat(X, sw, axis=0), np.repeat(y, sw))
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-7)
+
+
+def test_deep_network_realizes_objective():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, 3))
+    y = (np.sin(3 * X[:, 0]) + X[:, 1] > 0).astype(int)
+    clf = ThresholdNetLasso(beta=0.05, hidden_layer_sizes=(4,), n_arrangements=300,
+                            random_state=0, **FAST).fit(X, y)
+    assert len(clf.hidden_coefs_) == 2
+    f = clf.decision_function(X)
+    ys = 2.0 * y - 1.0
+    assert 0.5 * np.sum((f - ys) ** 2) + 0.05 * np.abs(clf.coef_).sum() == pytest.approx(
+        clf.objective_, rel=1e-10)
+    assert not clf.is_optimal_
+
+
+def test_multiclass_one_lasso_per_class():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((12, 2))
+    y = np.arange(12) % 3
+    clf = ThresholdNetLasso(beta=0.05, arrangements="exact", **FAST).fit(X, y)
+    F = clf.decision_function(X)
+    assert F.shape == (12, 3) and clf.coef_.shape[0] == 3
+    Y = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+    assert 0.5 * np.sum((F - Y) ** 2) + 0.05 * np.abs(clf.coef_).sum() == pytest.approx(
+        clf.objective_, rel=1e-10)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[F.argmax(axis=1)])
+
+
+@pytest.mark.slow  # skglm compiles its kernels on first use (~20-40 s)
+@pytest.mark.skipif(not skglm_available(), reason="skglm not installed")
+def test_skglm_and_sklearn_agree():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((30, 3))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    kw = {"beta": 0.05, "n_arrangements": 300, "random_state": 0, "tol": 1e-9}
+    a = ThresholdNetLasso(solver="skglm", **kw).fit(X, y)
+    b = ThresholdNetLasso(solver="sklearn", max_iter=100000, **kw).fit(X, y)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
+
+
+# -- errors -----------------------------------------------------------------------------------
+def test_exact_refused_when_too_large():
+    X = np.random.default_rng(0).standard_normal((300, 8))
+    y = np.arange(300) % 2
+    with pytest.raises(ValueError, match="arrangements='sample'"):
+        ThresholdNetLasso(arrangements="exact").fit(X, y)
+
+
+def test_bad_inputs():
+    X, y = small_data("gaussian")
+    with pytest.raises(ValueError, match="2 classes"):
+        ThresholdNetLasso().fit(X, np.zeros(8))
+    with pytest.raises(ValueError, match="complete arrangement"):
+        ThresholdNetLasso(solver="closed_form").fit(X, y)
+    with pytest.raises(ValueError, match="linear program"):
+        ThresholdNetLasso(loss="hinge", solver="sklearn").fit(X, y)
+    with pytest.raises(ValueError, match="hinge"):
+        ThresholdNetLasso(loss="squared", solver="highs").fit(X, y)
+    with pytest.raises(ValueError, match="positive integers"):
+        ThresholdNetLasso(hidden_layer_sizes=(0,)).fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        ThresholdNetLasso().fit(np.full((8, 2), np.nan), y)
+    with pytest.raises(ValueError, match="beta"):
+        ThresholdNetLasso(beta=-1.0).fit(X, y)
+
+
+def test_convergence_warning_on_tiny_budget():
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((40, 5))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match="duality gap"):
+        ThresholdNetLasso(beta=1e-3, solver="sklearn", max_iter=2, n_arrangements=200,
+                          random_state=0).fit(X, y)
