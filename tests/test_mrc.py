@@ -1,0 +1,304 @@
+"""MRCCCG: constraint/column generation reaches the full LP's minimax risk, certified."""
+
+import builtins
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+
+from exactclf._backend import CPU, REFERENCE
+from exactclf.mrc import MRCCCG
+from exactclf.mrc._ccg import (
+    most_violated,
+    most_violated_bruteforce,
+    mrc_ccg,
+    mrc_full_lp,
+    mrc_statistics,
+)
+from exactclf.mrc._lp import HighsLP, SolverFallbackWarning, make_lp
+from exactclf.mrc._phi import fit_feature_map
+
+EXACT = dict(eps1=1e-9, tol=1e-9, random_state=0)
+
+
+def _data(n, K, d=4, seed=0):
+    X, y = make_classification(n, d, n_informative=min(d, 4), n_redundant=0, n_classes=K,
+                               n_clusters_per_class=1, class_sep=0.8, random_state=seed)
+    return StandardScaler().fit_transform(X), y
+
+
+def _full_lp_R(clf, X, y):
+    """R* of the full LP (every sample, every label subset) in ``clf``'s features."""
+    Psi = clf._psi(X)
+    scale = np.abs(Psi).max(axis=0)
+    scale[scale == 0] = 1.0
+    Psi = Psi / scale
+    y_idx = np.searchsorted(clf.classes_, y)
+    K = len(clf.classes_)
+    tau, lam = mrc_statistics(Psi, y_idx, K, clf.s)
+    res = mrc_full_lp(Psi, y_idx, K, tau, lam, tol=1e-9)
+    assert res.status == "Optimal"
+    return res.objective
+
+
+def _exact_R(clf, X):
+    """R(mu_) recomputed from the fitted attributes, all 2^K - 1 subsets enumerated."""
+    K = len(clf.classes_)
+    V = clf._psi(X) @ clf.mu_.reshape(K, -1).T
+    nu = most_violated_bruteforce(V).max()
+    return -clf.tau_ @ clf.mu_ + clf.lambda_ @ np.abs(clf.mu_) + nu, nu
+
+
+# ------------------------------------------------------------------ most violated subset
+@pytest.mark.parametrize("K", [1, 2, 3, 5, 8])
+def test_most_violated_matches_enumeration_on_every_backend(K):
+    rng = np.random.default_rng(K)
+    V = rng.normal(size=(300, K))
+    V[:20] = np.round(V[:20])  # ties
+    ref = most_violated_bruteforce(V)
+    g_cpu, size_cpu = most_violated(V, CPU)
+    g_ref, size_ref = most_violated(V, REFERENCE)
+    np.testing.assert_allclose(g_cpu, ref, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(g_cpu, g_ref)  # identical across backends
+    np.testing.assert_array_equal(size_cpu, size_ref)
+    # the subset of the reported size made of the largest scores attains the maximum
+    top = -np.sort(-V, axis=1)
+    attained = (np.take_along_axis(np.cumsum(top, axis=1), size_cpu[:, None] - 1, 1)[:, 0]
+                - 1.0) / size_cpu + 1.0
+    np.testing.assert_allclose(attained, ref, atol=1e-12)
+
+
+def test_statistics_match_the_definition():
+    X, y = _data(50, 3)
+    Psi = np.c_[np.ones(len(X)), X]
+    tau, lam = mrc_statistics(Psi, y, 3, 0.3)
+    Phi = np.zeros((len(X), 3 * Psi.shape[1]))
+    for i, (p, c) in enumerate(zip(Psi, y, strict=True)):
+        Phi[i, c * Psi.shape[1]:(c + 1) * Psi.shape[1]] = p
+    np.testing.assert_allclose(tau, Phi.mean(axis=0), atol=1e-14)
+    np.testing.assert_allclose(lam, 0.3 * Phi.std(axis=0) / np.sqrt(len(X)), atol=1e-14)
+
+
+# ----------------------------------------------------------------- R* equals the full LP
+@pytest.mark.parametrize("phi", ["linear", "fourier", "relu", "threshold"])
+@pytest.mark.parametrize("K", [2, 4])
+def test_minimax_risk_equals_full_lp(phi, K):
+    X, y = _data(90, K, seed=K)
+    clf = MRCCCG(phi=phi, n_components=12, n_max=15, **EXACT).fit(X, y)
+    R_full = _full_lp_R(clf, X, y)
+    assert clf.converged_
+    assert abs(clf.upper_ - R_full) < 1e-6
+    assert clf.lower_ <= R_full + 1e-7 and clf.lower_ >= R_full - 1e-6
+    assert clf.gap_ <= 1e-6
+
+
+def test_minimax_risk_equals_full_lp_ten_classes():
+    rng = np.random.default_rng(3)
+    y = np.arange(24) % 10
+    X = rng.normal(size=(24, 2)) + np.c_[np.cos(y), np.sin(y)]
+    clf = MRCCCG(**EXACT).fit(X, y)
+    assert len(clf.classes_) == 10
+    assert abs(clf.upper_ - _full_lp_R(clf, X, y)) < 1e-6
+
+
+def test_column_generation_reaches_full_lp():
+    X, y = _data(80, 3, seed=1)
+    clf = MRCCCG(phi="fourier", n_components=20, m_max=8, **EXACT).fit(X, y)
+    assert 8 <= clf.n_active_features_ <= 3 * 21
+    assert abs(clf.upper_ - _full_lp_R(clf, X, y)) < 1e-6
+    assert np.isfinite(clf.lower_)
+
+
+def test_transformer_as_phi():
+    X, y = _data(60, 2, d=3)
+    clf = MRCCCG(phi=PolynomialFeatures(degree=2, include_bias=False), **EXACT).fit(X, y)
+    assert clf.n_phi_features_ == 1 + 9
+    assert abs(clf.upper_ - _full_lp_R(clf, X, y)) < 1e-6
+
+
+def test_reference_backend_gives_the_same_model():
+    """The array-generic (GPU) code path, run on NumPy, finds the same optimum."""
+    X, y = _data(120, 3, seed=2)
+    Psi = np.c_[np.ones(len(X)), X]
+    tau, lam = mrc_statistics(Psi, y, 3, 0.3)
+    a = mrc_ccg(Psi, y, 3, tau, lam, eps1=1e-9, tol=1e-9, backend=CPU)
+    b = mrc_ccg(Psi, y, 3, tau, lam, eps1=1e-9, tol=1e-9, backend=REFERENCE)
+    assert a.n_iter == b.n_iter and a.n_constraints == b.n_constraints
+    np.testing.assert_allclose(a.mu, b.mu, atol=1e-12)
+    assert a.upper == b.upper
+
+
+# -------------------------------------------------------------------- the certificate
+@pytest.mark.parametrize("phi, K", [("linear", 2), ("linear", 5), ("fourier", 3),
+                                    ("threshold", 2)])
+def test_certified_risk_bounds_training_error_of_randomized_rule(phi, K):
+    X, y = _data(150, K, seed=5)
+    clf = MRCCCG(phi=phi, n_components=30, random_state=0).fit(X, y)  # default eps1
+    R, nu = _exact_R(clf, X)
+    assert clf.upper_ == pytest.approx(R, abs=1e-10)
+    assert clf.nu_ == pytest.approx(nu, abs=1e-10)
+    assert clf.lower_ <= clf.upper_ <= clf.lower_ + clf.eps1 + 1e-9
+    proba = clf.predict_proba(X)
+    expected_error = 1.0 - proba[np.arange(len(y)), np.searchsorted(clf.classes_, y)].mean()
+    assert expected_error <= clf.upper_ + 1e-12
+    assert min(clf.R_history_) == clf.upper_
+    assert len(clf.R_history_) == clf.n_iter_
+
+
+def test_max_iter_warns_and_stays_certified():
+    X, y = _data(200, 3, seed=6)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        clf = MRCCCG(max_iter=2, n_max=5).fit(X, y)
+    assert not clf.converged_ and clf.n_iter_ == 2
+    R, _ = _exact_R(clf, X)
+    assert clf.upper_ == pytest.approx(R, abs=1e-10)
+    full = MRCCCG(**EXACT).fit(X, y)
+    assert clf.lower_ <= full.upper_ + 1e-9 <= clf.upper_ + 2e-9
+    proba = clf.predict_proba(X)
+    assert 1 - proba[np.arange(len(y)), y].mean() <= clf.upper_ + 1e-12
+
+
+def test_rules():
+    X, y = _data(100, 2, seed=7)
+    clf = MRCCCG().fit(X, y)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all(proba >= 0)
+    dec = clf.decision_function(X)
+    assert dec.shape == (100,)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(dec > 0).astype(int)])
+    assert (clf.predict(X) == y).mean() > 0.8
+    X3, y3 = _data(100, 3, seed=7)
+    clf3 = MRCCCG().fit(X3, y3 + 10)
+    np.testing.assert_array_equal(clf3.classes_, [10, 11, 12])
+    assert clf3.decision_function(X3).shape == (100, 3)
+    np.testing.assert_array_equal(
+        clf3.predict(X3), clf3.classes_[clf3.decision_function(X3).argmax(axis=1)]
+    )
+
+
+# ---------------------------------------------------------------------------- solvers
+def test_highs_lp_is_persistent_and_warm():
+    lp = HighsLP(tol=1e-9)
+    lp.add_cols(np.array([-1.0, -1.0]), np.zeros(2), np.full(2, np.inf))
+    lp.add_rows(np.full(2, -np.inf), np.array([4.0, 6.0]), np.array([0, 2]),
+                np.array([0, 1, 0, 1]), np.array([1.0, 2.0, 3.0, 1.0]))
+    first = lp.solve()
+    lp.add_rows(np.array([-np.inf]), np.array([1.5]), np.array([0]), np.array([0]),
+                np.array([1.0]))
+    second = lp.solve("dual")
+    assert first.objective == pytest.approx(-2.8) and second.objective == pytest.approx(-2.75)
+    assert second.iterations <= 2  # re-solved from the previous basis
+    assert np.all(second.row_dual <= 1e-12)
+
+
+def test_gurobi_matches_highs():
+    pytest.importorskip("gurobipy")
+    X, y = _data(60, 3, seed=8)
+    a = MRCCCG(lp_solver="highs", **EXACT).fit(X, y)
+    try:
+        b = MRCCCG(lp_solver="gurobi", **EXACT).fit(X, y)
+    except Exception as exc:  # pragma: no cover - depends on the licence
+        pytest.skip(f"Gurobi unusable here: {exc}")
+    assert b.lp_solver_ in ("gurobi", "highs")
+    assert abs(a.upper_ - b.upper_) < 1e-6
+
+
+def test_gurobi_licence_refusal_falls_back_to_highs():
+    pytest.importorskip("gurobipy")
+    X, y = _data(1500, 3, seed=9)
+    # 2500 constraints in one iteration: beyond the size-limited licence (2000)
+    est = MRCCCG(lp_solver="gurobi", n_max=2500, eps1=1e-6)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = est.fit(X, y)
+    ref = MRCCCG(lp_solver="highs", n_max=2500, eps1=1e-6).fit(X, y)
+    if clf.lp_solver_ == "gurobi":  # pragma: no cover - a full licence is installed
+        pytest.skip("a Gurobi licence without size limit is installed")
+    assert any(issubclass(w.category, SolverFallbackWarning) for w in caught)
+    assert abs(clf.upper_ - ref.upper_) < 1e-6
+
+
+def test_gurobi_missing_names_the_extra(monkeypatch):
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "gurobipy":
+            raise ImportError("No module named 'gurobipy'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(ImportError, match=r"pip install exactclf\[gurobi\]"):
+        make_lp("gurobi")
+    X, y = _data(30, 2)
+    with pytest.raises(ImportError, match=r"pip install exactclf\[gurobi\]"):
+        MRCCCG(lp_solver="gurobi").fit(X, y)
+
+
+# ------------------------------------------------------------------------ feature maps
+def test_feature_maps():
+    X, y = _data(200, 2, d=3)
+    f1 = fit_feature_map("fourier", X, y, n_components=2000, gamma=0.5, random_state=0)
+    F = f1.transform(X[:5])
+    K_approx = 2.0 * F @ F.T / 2000
+    K_true = np.exp(-0.5 * ((X[:5, None] - X[None, :5]) ** 2).sum(-1))
+    assert np.abs(K_approx - K_true).max() < 0.1
+    f2 = fit_feature_map("fourier", X, y, n_components=7, gamma="scale", random_state=0)
+    np.testing.assert_array_equal(f2.transform(X), fit_feature_map(
+        "fourier", X, y, n_components=7, gamma="scale", random_state=0).transform(X))
+    r = fit_feature_map("relu", X, y, n_components=9, gamma="auto", random_state=0)
+    assert r.transform(X).shape == (200, 9) and r.transform(X).min() == 0.0
+    t = fit_feature_map("threshold", X, y, n_components=6, gamma="scale")
+    T = t.transform(X)
+    assert T.shape == (200, 6) and set(np.unique(T)) <= {0.0, 1.0}
+    x1 = np.array([[0.0], [1.0], [2.0], [3.0], [4.0]])
+    t1 = fit_feature_map("threshold", x1, np.array([0, 0, 1, 1, 0]), n_components=10,
+                         gamma="scale")
+    np.testing.assert_allclose(t1.params["threshold"], [1.5, 3.5])
+
+
+def test_random_state_makes_fits_reproducible():
+    X, y = _data(80, 2)
+    a = MRCCCG(phi="relu", n_components=10, random_state=3).fit(X, y)
+    b = MRCCCG(phi="relu", n_components=10, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.mu_, b.mu_)
+
+
+# -------------------------------------------------------------------------- bad input
+def test_bad_input():
+    X, y = _data(30, 2)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        MRCCCG().fit(X, np.zeros(30))
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        MRCCCG().fit(Xn, y)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        MRCCCG().fit(X, np.linspace(0, 1, 30))
+    with pytest.raises(InvalidParameterError, match="phi"):
+        MRCCCG(phi="rbf").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="phi"):
+        MRCCCG(phi=object()).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="eps1"):
+        MRCCCG(eps1=-1.0).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="lp_solver"):
+        MRCCCG(lp_solver="cplex").fit(X, y)
+    clf = MRCCCG().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :2])
+    with pytest.raises(ValueError, match="no features"):
+        MRCCCG(phi="threshold", fit_intercept=False).fit(np.zeros((4, 1)), [0, 1, 0, 1])
+
+
+def test_gpu_request_without_gpu_is_explained():
+    from exactclf._backend import gpu_available
+
+    if gpu_available():  # pragma: no cover - GPU machine
+        pytest.skip("a GPU is available")
+    X, y = _data(30, 2)
+    with pytest.raises(RuntimeError, match="exactclf\\[gpu\\]"):
+        MRCCCG(device="gpu").fit(X, y)
