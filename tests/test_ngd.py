@@ -1,0 +1,472 @@
+"""NGDClassifier: derivatives, the Newton phase's optimum, the Adam baseline, sklearn plumbing."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_iris, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.neural_network import MLPClassifier
+
+from exactclf._backend import REFERENCE, gpu_available
+from exactclf.ngd import NGDClassifier, _ngd, make_peaks
+from exactclf.ngd._mlp import (
+    backprop,
+    conjugate_gradient,
+    cross_entropy,
+    forward_hidden,
+    glorot_uniform_init,
+    log_probabilities,
+    logit_gradient,
+    network_loss,
+    newton_output_layer,
+    objective,
+    output_gradient,
+    output_hvp,
+    output_logits,
+    probabilities,
+)
+
+ACTIVATIONS = ["identity", "logistic", "tanh", "relu"]
+
+
+def _problem(seed, n_outputs, activation="tanh", units=(3, 5, 4), n=23, weighted=True):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, units[0]))
+    k = 2 if n_outputs == 1 else n_outputs
+    y = rng.randint(0, k, size=n)
+    Y = y[:, None].astype(float) if n_outputs == 1 else np.eye(k)[y]
+    sw = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    S = float(n if sw is None else sw.sum())
+    coefs, intercepts = glorot_uniform_init([*units, n_outputs], activation, rng)
+    return X, Y, sw, S, coefs, intercepts
+
+
+def _net_loss(X, Y, sw, S, coefs, intercepts, alpha, activation):
+    acts = forward_hidden(X, coefs, intercepts, activation, np)
+    return network_loss(output_logits(acts[-1], coefs[-1], intercepts[-1]), Y, sw, S, coefs,
+                        alpha, np)
+
+
+# -- derivatives ------------------------------------------------------------------------------
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("n_outputs", [1, 3])
+def test_backprop_matches_finite_differences(activation, n_outputs):
+    X, Y, sw, S, coefs, intercepts = _problem(0, n_outputs, activation)
+    alpha = 0.3
+    acts = forward_hidden(X, coefs, intercepts, activation, np)
+    D = logit_gradient(output_logits(acts[-1], coefs[-1], intercepts[-1]), Y, sw, np)
+    g_W, g_b = backprop(acts, coefs, D, S, alpha, activation, np)
+    h = 1e-6
+    for grads, params in ((g_W, coefs), (g_b, intercepts)):
+        for g, p in zip(grads, params, strict=True):
+            num = np.zeros_like(p)
+            for idx in np.ndindex(p.shape):
+                old = p[idx]
+                p[idx] = old + h
+                f_plus = _net_loss(X, Y, sw, S, coefs, intercepts, alpha, activation)
+                p[idx] = old - h
+                f_minus = _net_loss(X, Y, sw, S, coefs, intercepts, alpha, activation)
+                p[idx] = old
+                num[idx] = (f_plus - f_minus) / (2 * h)
+            np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-8)
+
+
+def test_backprop_of_trailing_layers_only():
+    X, Y, sw, S, coefs, intercepts = _problem(1, 3)
+    acts = forward_hidden(X, coefs, intercepts, "tanh", np)
+    D = logit_gradient(output_logits(acts[-1], coefs[-1], intercepts[-1]), Y, sw, np)
+    full = backprop(acts, coefs, D, S, 0.1, "tanh", np)
+    part = backprop(acts, coefs, D, S, 0.1, "tanh", np, n_layers=2)
+    assert part[0][0] is None and part[1][0] is None
+    for a, b in zip(full[0][1:] + full[1][1:], part[0][1:] + part[1][1:], strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_outputs", [1, 2, 4])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_output_gradient_and_hvp_match_finite_differences(n_outputs, weighted):
+    rng = np.random.RandomState(3)
+    Phi = rng.normal(size=(31, 5))
+    _, Y, sw, S, _, _ = _problem(3, n_outputs, n=31, weighted=weighted)
+    W, b = rng.normal(size=(5, n_outputs)), rng.normal(size=n_outputs)
+    alpha, h = 0.7, 1e-6
+    g_W, g_b = output_gradient(Phi, Y, sw, S, W, b, alpha, np)
+    num_W = np.zeros_like(W)
+    for idx in np.ndindex(W.shape):
+        E = np.zeros_like(W)
+        E[idx] = h
+        num_W[idx] = (objective(Phi, Y, sw, S, W + E, b, alpha, np)
+                      - objective(Phi, Y, sw, S, W - E, b, alpha, np)) / (2 * h)
+    num_b = np.array([(objective(Phi, Y, sw, S, W, b + h * e, alpha, np)
+                       - objective(Phi, Y, sw, S, W, b - h * e, alpha, np)) / (2 * h)
+                      for e in np.eye(n_outputs)])
+    np.testing.assert_allclose(g_W, num_W, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(g_b, num_b, rtol=1e-6, atol=1e-9)
+    # Hessian-vector product against differences of the analytic gradient
+    P = probabilities(output_logits(Phi, W, b), np)
+    for _ in range(3):
+        V_W, V_b = rng.normal(size=W.shape), rng.normal(size=b.shape)
+        H_W, H_b = output_hvp(Phi, P, sw, S, V_W, V_b, alpha, np)
+        gp = output_gradient(Phi, Y, sw, S, W + h * V_W, b + h * V_b, alpha, np)
+        gm = output_gradient(Phi, Y, sw, S, W - h * V_W, b - h * V_b, alpha, np)
+        np.testing.assert_allclose(H_W, (gp[0] - gm[0]) / (2 * h), rtol=1e-5, atol=1e-8)
+        np.testing.assert_allclose(H_b, (gp[1] - gm[1]) / (2 * h), rtol=1e-5, atol=1e-8)
+
+
+def test_conjugate_gradient_solves_spd_system_in_n_steps():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(6, 6))
+    A = A @ A.T + 0.1 * np.eye(6)
+    r = rng.normal(size=(6, 1))
+    d_W, _ = conjugate_gradient(lambda v, vb: (A @ v, vb * 0), r, np.zeros(1), 12, np)
+    np.testing.assert_allclose(A @ d_W, r, atol=1e-8)
+    # fewer iterations: still a descent direction for 0.5 d'Ad - r'd
+    d_W, _ = conjugate_gradient(lambda v, vb: (A @ v, vb * 0), r, np.zeros(1), 2, np)
+    assert 0.5 * (d_W.T @ A @ d_W).item() - (r.T @ d_W).item() < 0
+
+
+# -- numerical safety ---------------------------------------------------------------------------
+def test_cross_entropy_and_probabilities_are_safe_for_huge_logits():
+    Z = np.array([[1e300, -1e300, 0.0], [-5000.0, 5000.0, 1.0], [0.0, 0.0, 0.0]])
+    Y = np.eye(3)[[0, 0, 2]]
+    ce = cross_entropy(Z, Y, np)
+    assert np.isfinite(ce).all() and ce[0] == 0.0 and ce[1] == 10000.0
+    P = probabilities(Z, np)
+    assert np.isfinite(P).all() and np.allclose(P.sum(axis=1), 1.0)
+    z = np.array([[-1e4], [0.0], [1e4]])
+    assert np.isfinite(cross_entropy(z, np.ones((3, 1)), np)).all()
+    assert np.isfinite(log_probabilities(z, np)).all()
+    np.testing.assert_allclose(probabilities(z, np)[:, 0], [0.0, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("solver", ["ngd", "adam"])
+def test_separable_data_without_penalty_gives_no_nan(solver):
+    rng = np.random.RandomState(0)
+    X = np.vstack([rng.normal(-5, 0.1, size=(20, 2)), rng.normal(5, 0.1, size=(20, 2))])
+    y = np.repeat([0, 1], 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = NGDClassifier((4,), solver=solver, alpha=0.0, newton_steps=20, cg_iter=10,
+                            learning_rate_init=0.1, max_iter=50, random_state=0).fit(X * 100, y)
+    assert all(np.isfinite(c).all() for c in clf.coefs_ + clf.intercepts_)
+    assert np.isfinite(clf.loss_curve_).all()
+    assert np.isfinite(clf.predict_log_proba(X * 100)).all()
+    assert clf.score(X * 100, y) == 1.0
+
+
+# -- the Newton phase reaches the convex optimum of the last layer -----------------------------
+def _lr_objective(lr, Phi, Y, sw, S, alpha):
+    W = lr.coef_.T
+    b = lr.intercept_
+    return objective(Phi, Y, sw, S, W, b, alpha, np)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_newton_phase_reaches_logistic_regression_optimum(n_classes, weighted):
+    rng = np.random.RandomState(7)
+    X, y = make_classification(300, 6, n_informative=4, n_classes=n_classes, random_state=0)
+    sw = rng.uniform(0.2, 3.0, size=len(y)) if weighted else None
+    n_out = 1 if n_classes == 2 else n_classes
+    coefs, intercepts = glorot_uniform_init([6, 10, 7, n_out], "tanh", rng)
+    Phi = forward_hidden(X, coefs, intercepts, "tanh", np)[-1]  # frozen hidden features
+    Y = y[:, None].astype(float) if n_classes == 2 else np.eye(n_classes)[y]
+    S = float(len(y) if sw is None else sw.sum())
+    alpha = 0.5
+    res = newton_output_layer(Phi, Y, sw, S, coefs[-1], intercepts[-1], alpha, np,
+                              n_steps=50, cg_iter=50)
+    assert np.all(np.diff(res.losses) <= 0)  # monotone (Armijo)
+    # same objective: sum_i s_i CE_i + alpha/2 ||W||^2  <=>  C = 1 / alpha, intercept free
+    lr = LogisticRegression(C=1 / alpha, tol=1e-12, max_iter=10000)
+    lr.fit(Phi, y, sample_weight=sw)
+    f_lr = _lr_objective(lr, Phi, Y, sw, S, alpha)
+    assert res.loss <= f_lr + 1e-10
+    assert res.loss == pytest.approx(f_lr, rel=1e-8)
+    P = probabilities(output_logits(Phi, res.W, res.b), np)
+    P_lr = lr.predict_proba(Phi)
+    np.testing.assert_allclose(P if n_out > 1 else np.hstack([1 - P, P]), P_lr, atol=1e-5)
+    g_W, g_b = output_gradient(Phi, Y, sw, S, res.W, res.b, alpha, np)
+    assert max(np.abs(g_W).max(), np.abs(g_b).max()) < 1e-7
+    # the default truncated phase (5 steps x 3 CG) gets most of the way
+    short = newton_output_layer(Phi, Y, sw, S, coefs[-1], intercepts[-1], alpha, np,
+                                n_steps=5, cg_iter=3)
+    f0 = short.losses[0]
+    assert (short.loss - f_lr) < 0.05 * (f0 - f_lr)
+
+
+def test_linear_network_trains_to_logistic_regression():
+    """No hidden layer: every NGD batch solves the (convex) problem itself."""
+    X, y = load_iris(return_X_y=True)
+    alpha = 1.0
+    clf = NGDClassifier((), solver="ngd", alpha=alpha, batch_size=150, newton_steps=30,
+                        cg_iter=30, max_iter=3, shuffle=False, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    lr = LogisticRegression(C=1 / alpha, tol=1e-12, max_iter=10000).fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), lr.predict_proba(X), atol=1e-6)
+
+
+# -- solver="adam" is MLPClassifier --------------------------------------------------------------
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(hidden_layer_sizes=(10, 7), activation="tanh", batch_size=32),
+        dict(hidden_layer_sizes=(12,), activation="relu", alpha=1e-2),
+        dict(hidden_layer_sizes=(6, 5), activation="logistic", batch_size=50),
+        dict(hidden_layer_sizes=(8,), activation="tanh", early_stopping=True,
+             validation_fraction=0.2, n_iter_no_change=3),
+    ],
+)
+@pytest.mark.parametrize("binary", [False, True])
+def test_adam_solver_reproduces_mlpclassifier(params, binary):
+    """Same initialization, minibatches, updates, stopping: the same iterates. (MLPClassifier
+    1.9 stratifies the early-stopping split only for binary targets, NGDClassifier always,
+    so early stopping is compared on binary data.)"""
+    X, y = load_iris(return_X_y=True)
+    if binary or params.get("early_stopping"):
+        y = np.where(y == 1, "versicolor", "other")
+    common = dict(random_state=3, max_iter=40, learning_rate_init=0.01, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ours = NGDClassifier(solver="adam", **common).fit(X, y)
+        mlp = MLPClassifier(solver="adam", **common).fit(X, y)
+    assert ours.n_iter_ == mlp.n_iter_ and ours.t_ == mlp.t_
+    np.testing.assert_allclose(ours.loss_curve_, mlp.loss_curve_, rtol=1e-9, atol=1e-12)
+    for a, b in zip(ours.coefs_ + ours.intercepts_, mlp.coefs_ + mlp.intercepts_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10)
+    assert ours.out_activation_ == mlp.out_activation_
+    assert ours.n_outputs_ == mlp.n_outputs_ and ours.n_layers_ == mlp.n_layers_
+    if params.get("early_stopping"):
+        np.testing.assert_allclose(ours.validation_scores_, mlp.validation_scores_)
+        assert ours.best_validation_score_ == mlp.best_validation_score_
+        assert ours.best_loss_ is None
+    else:
+        assert ours.validation_scores_ is None
+        assert ours.best_loss_ == pytest.approx(mlp.best_loss_, rel=1e-12)
+    np.testing.assert_allclose(ours.predict_proba(X), mlp.predict_proba(X), atol=1e-9)
+    np.testing.assert_array_equal(ours.predict(X), mlp.predict(X))
+
+
+def test_adam_solver_matches_mlpclassifier_partial_fit_and_sample_weight():
+    X, y = load_iris(return_X_y=True)
+    sw = np.random.RandomState(0).uniform(0.5, 2, size=len(y))
+    ours = NGDClassifier((9,), activation="tanh", solver="adam", random_state=1, batch_size=40)
+    mlp = MLPClassifier((9,), activation="tanh", solver="adam", random_state=1, batch_size=40)
+    for _ in range(5):
+        ours.partial_fit(X, y, sample_weight=sw, classes=[0, 1, 2])
+        mlp.partial_fit(X, y, sample_weight=sw, classes=[0, 1, 2])
+    np.testing.assert_allclose(ours.loss_curve_, mlp.loss_curve_, rtol=1e-9)
+    assert ours.n_iter_ == mlp.n_iter_ == 1
+
+
+# -- NGD trains -----------------------------------------------------------------------------------
+def test_ngd_fits_peaks_faster_than_adam():
+    X, y = make_peaks(600, random_state=0)
+    kw = dict(hidden_layer_sizes=(12, 12, 6), activation="tanh", batch_size=600,
+              learning_rate_init=0.01, max_iter=60, random_state=0, n_iter_no_change=np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ngd = NGDClassifier(solver="ngd", **kw).fit(X, y)
+        adam = NGDClassifier(solver="adam", **kw).fit(X, y)
+    assert ngd.loss_curve_[-1] < 0.8 * adam.loss_curve_[-1]
+    assert ngd.score(X, y) > adam.score(X, y)
+
+
+def test_loss_curve_and_stopping_rule():
+    X, y = load_iris(return_X_y=True)
+    clf = NGDClassifier((8,), activation="tanh", random_state=0, tol=1e-2,
+                        n_iter_no_change=2).fit(X, y)
+    assert len(clf.loss_curve_) == clf.n_iter_ < clf.max_iter
+    assert clf.best_loss_ == min(clf.loss_curve_) and clf.loss_ == clf.loss_curve_[-1]
+    # MLPClassifier's rule: stop at the first epoch that ends a run of more than
+    # n_iter_no_change epochs none of which beat the best loss so far by tol
+    best, count, stop = np.inf, 0, None
+    for epoch, loss in enumerate(clf.loss_curve_, start=1):
+        count = count + 1 if loss > best - 1e-2 else 0
+        best = min(best, loss)
+        if count > 2:
+            stop = epoch
+            break
+    assert stop == clf.n_iter_
+
+
+def test_convergence_warning_at_max_iter():
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="maximum iterations"):
+        NGDClassifier((5,), max_iter=2, random_state=0).fit(X, y)
+
+
+def test_random_state_reproducible():
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(7,), max_iter=15, batch_size=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = NGDClassifier(random_state=5, **kw).fit(X, y)
+        b = NGDClassifier(random_state=5, **kw).fit(X, y)
+        c = NGDClassifier(random_state=6, **kw).fit(X, y)
+    for u, v in zip(a.coefs_, b.coefs_, strict=True):
+        np.testing.assert_array_equal(u, v)
+    assert a.loss_curve_ == b.loss_curve_ != c.loss_curve_
+
+
+def test_same_initial_network_as_mlpclassifier():
+    X, y = load_iris(return_X_y=True)
+    ours = NGDClassifier((6, 4), activation="logistic", max_iter=1, random_state=2)
+    ours._initialize([4, 6, 4, 3], np.random.RandomState(2))
+    mlp = MLPClassifier((6, 4), activation="logistic", max_iter=1, random_state=2)
+    mlp._random_state = np.random.RandomState(2)
+    mlp._label_binarizer = type("LB", (), {"y_type_": "multiclass"})()
+    mlp._initialize(np.zeros((1, 3)), [4, 6, 4, 3], np.float64)
+    for a, b in zip(ours.coefs_ + ours.intercepts_, mlp.coefs_ + mlp.intercepts_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_early_stopping_keeps_best_weights():
+    X, y = make_peaks(400, random_state=1)
+    clf = NGDClassifier((8, 4), activation="tanh", early_stopping=True, random_state=0,
+                        validation_fraction=0.25, n_iter_no_change=5, max_iter=200)
+    clf.fit(X, y)
+    assert len(clf.validation_scores_) == clf.n_iter_
+    assert clf.best_validation_score_ == max(clf.validation_scores_)
+    assert clf.best_loss_ is None
+    with pytest.raises(ValueError, match="early_stopping"):
+        clf.partial_fit(X, y)
+
+
+def test_partial_fit_and_warm_start():
+    X, y = load_iris(return_X_y=True)
+    clf = NGDClassifier((6,), random_state=0, batch_size=50)
+    with pytest.raises(ValueError, match="classes must be passed"):
+        clf.partial_fit(X, y)
+    clf.partial_fit(X[:60], y[:60], classes=np.unique(y))
+    for _ in range(3):
+        clf.partial_fit(X, y)
+    assert clf.n_iter_ == 1 and len(clf.loss_curve_) == 4 and clf.t_ == 60 + 3 * 150
+    with pytest.raises(ValueError, match="classes not in"):
+        clf.partial_fit(X, y + 10)
+    warm = NGDClassifier((6,), random_state=0, warm_start=True, max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warm.fit(X, y)
+        first = [c.copy() for c in warm.coefs_]
+        warm.fit(X, y)
+    assert len(warm.loss_curve_) == 6
+    assert any(not np.array_equal(a, b) for a, b in zip(first, warm.coefs_, strict=True))
+    with pytest.raises(ValueError, match="same classes"):
+        warm.fit(X[y < 2], y[y < 2])
+
+
+def test_keyboard_interrupt_returns_model_so_far(monkeypatch):
+    X, y = load_iris(return_X_y=True)
+    calls = {"n": 0}
+    real = _ngd.adam_update
+
+    def interrupting(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 7:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_ngd, "adam_update", interrupting)
+    clf = NGDClassifier((5,), batch_size=50, random_state=0, max_iter=100)
+    with pytest.warns(UserWarning, match="interrupted"):
+        clf.fit(X, y)
+    assert clf.n_iter_ == 2 and len(clf.loss_curve_) == 2
+    assert clf.predict(X).shape == (150,)
+
+
+def test_reference_backend_runs_the_array_generic_path(monkeypatch):
+    """NumPy standing in for CuPy: the device path gives the CPU model."""
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(7,), max_iter=5, random_state=0, batch_size=64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cpu = NGDClassifier(device="cpu", **kw).fit(X, y)
+        monkeypatch.setattr(_ngd, "resolve_device", lambda device: REFERENCE)
+        ref = NGDClassifier(device="gpu", **kw).fit(X, y)
+    assert ref.device_ == "cpu"
+    for a, b in zip(cpu.coefs_, ref.coefs_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.skipif(gpu_available(), reason="a GPU is usable here")
+def test_gpu_request_without_gpu_raises():
+    with pytest.raises(RuntimeError, match="device='gpu'"):
+        NGDClassifier(device="gpu").fit([[0.0], [1.0]], [0, 1])
+
+
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_matches_cpu():  # pragma: no cover - needs a GPU
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(7,), max_iter=5, random_state=0, batch_size=64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cpu = NGDClassifier(device="cpu", **kw).fit(X, y)
+        gpu = NGDClassifier(device="gpu", **kw).fit(X, y)
+    assert gpu.device_ == "gpu"
+    for a, b in zip(cpu.coefs_, gpu.coefs_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_sparse_input_equals_dense():
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(5,), max_iter=4, random_state=0, batch_size=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        dense = NGDClassifier(**kw).fit(X, y)
+        sparse = NGDClassifier(**kw).fit(sp.csc_matrix(X), y)
+    for a, b in zip(dense.coefs_, sparse.coefs_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dense.predict_proba(X), sparse.predict_proba(sp.csr_matrix(X)),
+                               atol=1e-8)
+
+
+def test_string_labels_binary_probabilities_and_pickle():
+    X, y = make_classification(120, 4, random_state=0)
+    labels = np.array(["no", "yes"])[y]
+    clf = NGDClassifier((5,), random_state=0).fit(X, labels)
+    P = clf.predict_proba(X)
+    assert P.shape == (120, 2) and np.allclose(P.sum(axis=1), 1)
+    assert clf.out_activation_ == "logistic" and clf.coefs_[-1].shape == (5, 1)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[P.argmax(axis=1)])
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), P)
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.predict_proba(X), P)
+
+
+def test_one_class_is_refused():
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        NGDClassifier().fit([[0.0], [1.0]], [1, 1])
+
+
+def test_make_peaks_is_balanced_and_reproducible():
+    X, y = make_peaks(1003, random_state=4)
+    X2, y2 = make_peaks(1003, random_state=4)
+    np.testing.assert_array_equal(X, X2)
+    assert np.bincount(y).tolist() == [201, 201, 201, 200, 200]
+    assert X.min() >= 0 and X.max() <= 1
+
+
+def test_full_batch_loss_is_the_objective_of_the_returned_model():
+    """NGD ends every batch with the Newton phase: the model is always consistent."""
+    X, y = make_peaks(300, random_state=2)
+    clf = NGDClassifier((8, 4), activation="tanh", batch_size=300, learning_rate_init=0.02,
+                        max_iter=30, alpha=1e-3, random_state=0, n_iter_no_change=np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    ce = -np.log(clf.predict_proba(X)[np.arange(len(y)), y]).mean()
+    penalty = 0.5 * 1e-3 * sum((W**2).sum() for W in clf.coefs_) / len(y)
+    assert clf.loss_ == pytest.approx(ce + penalty, rel=1e-10)
+
+
+def test_verbose_prints_progress(capsys):
+    X, y = load_iris(return_X_y=True)
+    NGDClassifier((4,), verbose=1, tol=10.0, n_iter_no_change=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "Iteration 1, loss =" in out and "did not improve" in out
