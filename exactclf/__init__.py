@@ -6,11 +6,28 @@ ICEClassifier
     Linear classifier with the provably minimal number of training errors (0-1 loss).
 DeepICEMaxoutClassifier
     Two-layer maxout network with the provably minimal number of training errors.
+ThresholdNetLasso, ThresholdNetLassoRegressor
+    Threshold-activation networks trained to the global optimum of their convex (Lasso) form.
+MRCCCG
+    0-1 minimax risk classifier with a certified worst-case error bound.
+NGDClassifier
+    Neural network whose convex last layer is fitted by Newton's method at every step.
 """
 
 from .linear import ICEClassifier
 from .maxout import DeepICEMaxoutClassifier
+from .mrc import MRCCCG
+from .ngd import NGDClassifier
+from .threshold import ThresholdNetLasso, ThresholdNetLassoRegressor
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["DeepICEMaxoutClassifier", "ICEClassifier", "__version__"]
+__all__ = [
+    "MRCCCG",
+    "DeepICEMaxoutClassifier",
+    "ICEClassifier",
+    "NGDClassifier",
+    "ThresholdNetLasso",
+    "ThresholdNetLassoRegressor",
+    "__version__",
+]

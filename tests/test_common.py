@@ -3,12 +3,23 @@
 import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
-from exactclf import DeepICEMaxoutClassifier, ICEClassifier
+from exactclf import (
+    MRCCCG,
+    DeepICEMaxoutClassifier,
+    ICEClassifier,
+    NGDClassifier,
+    ThresholdNetLasso,
+    ThresholdNetLassoRegressor,
+)
 
 # Exact searches must be bounded on the checks' data (up to 300 x 10): a candidate budget.
 INSTANCES = [
     ICEClassifier(max_candidates=20000, device="cpu"),
     DeepICEMaxoutClassifier(max_candidates=20000, device="cpu"),
+    ThresholdNetLasso(n_arrangements=50, arrangements="sample", random_state=0),
+    ThresholdNetLassoRegressor(n_arrangements=50, arrangements="sample", random_state=0),
+    MRCCCG(device="cpu", random_state=0),
+    NGDClassifier(hidden_layer_sizes=(8,), max_iter=20, device="cpu", random_state=0),
 ]
 
 EXPECTED_FAILED_CHECKS = {}
