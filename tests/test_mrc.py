@@ -72,6 +72,29 @@ def test_most_violated_matches_enumeration_on_every_backend(K):
     np.testing.assert_allclose(attained, ref, atol=1e-12)
 
 
+@pytest.mark.parametrize("K", [2, 3])
+def test_estimator_definitions_match_the_issue(K):
+    """Phi(x, y) = e_y (x) (1, x) for every K (binary included), tau its mean, lambda
+    s * (population std) / sqrt(n), and scores Phi(x, y)^T mu_."""
+    X, y = _data(70, K, d=3, seed=K)
+    clf = MRCCCG(s=0.7).fit(X, y)
+    n, d = len(X), 1 + X.shape[1]
+    Phi = np.zeros((n, K, K * d))
+    for c in range(K):
+        Phi[:, c, c * d:(c + 1) * d] = np.c_[np.ones(n), X]
+    Phi_true = Phi[np.arange(n), y]
+    assert clf.mu_.shape == (K * d,) and clf.n_phi_features_ == d
+    np.testing.assert_allclose(clf.tau_, Phi_true.mean(axis=0), atol=1e-13)
+    np.testing.assert_allclose(clf.lambda_, 0.7 * Phi_true.std(axis=0, ddof=0) / np.sqrt(n),
+                               atol=1e-13)
+    V = Phi @ clf.mu_
+    dec = clf.decision_function(X)
+    np.testing.assert_allclose(dec, V[:, 1] - V[:, 0] if K == 2 else V, atol=1e-12)
+    # R(mu_) of the definition: -tau^T mu + lambda^T |mu| + max over samples and subsets
+    R = -clf.tau_ @ clf.mu_ + clf.lambda_ @ np.abs(clf.mu_) + most_violated_bruteforce(V).max()
+    assert clf.upper_ == pytest.approx(R, abs=1e-10)
+
+
 def test_statistics_match_the_definition():
     X, y = _data(50, 3)
     Psi = np.c_[np.ones(len(X)), X]
@@ -96,13 +119,31 @@ def test_minimax_risk_equals_full_lp(phi, K):
     assert clf.gap_ <= 1e-6
 
 
-def test_minimax_risk_equals_full_lp_ten_classes():
+@pytest.mark.parametrize("phi", ["linear", "fourier", "relu", "threshold"])
+def test_minimax_risk_equals_full_lp_ten_classes(phi):
     rng = np.random.default_rng(3)
     y = np.arange(24) % 10
     X = rng.normal(size=(24, 2)) + np.c_[np.cos(y), np.sin(y)]
-    clf = MRCCCG(**EXACT).fit(X, y)
+    clf = MRCCCG(phi=phi, n_components=4, **EXACT).fit(X, y)
     assert len(clf.classes_) == 10
+    assert clf.converged_
     assert abs(clf.upper_ - _full_lp_R(clf, X, y)) < 1e-6
+
+
+def test_every_sample_is_used_beyond_five_thousand():
+    """No subsample: far-out samples at the end of a 6000-sample set change R*."""
+    rng = np.random.default_rng(0)
+    n = 6000
+    y = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 2)) + (2.0 * y[:, None] - 1.0)
+    X[-20:] *= -4.0
+    clf = MRCCCG(**EXACT).fit(X, y)
+    R_full = _full_lp_R(clf, X, y)
+    assert abs(clf.upper_ - R_full) < 1e-6
+    # the LP restricted to the rows of the first 5000 samples has a clearly lower optimum
+    Psi = clf._psi(X) / np.abs(clf._psi(X)).max(axis=0)
+    tau, lam = mrc_statistics(Psi, y, 2, clf.s)
+    assert mrc_full_lp(Psi[:5000], y[:5000], 2, tau, lam, tol=1e-9).objective < R_full - 0.05
 
 
 def test_column_generation_reaches_full_lp():
@@ -181,7 +222,76 @@ def test_rules():
     )
 
 
+def test_predict_proba_is_the_mrc_rule():
+    """h(y|x) = (Phi(x, y)^T mu - nu + 1)_+ / c_x, uniform where c_x = 0; c_x <= 1 on the
+    training inputs (that is what makes upper_ a bound)."""
+    X, y = _data(120, 4, seed=11)
+    clf = MRCCCG(**EXACT).fit(X, y)
+    V = clf._psi(X) @ clf.mu_.reshape(4, -1).T
+    H = np.maximum(V - clf.nu_ + 1.0, 0.0)
+    c = H.sum(axis=1)
+    assert np.all(c <= 1.0 + 1e-9)
+    assert np.all(c > 0)
+    np.testing.assert_allclose(clf.predict_proba(X), H / c[:, None], atol=1e-12)
+    # far from the data every term vanishes on one side: the rule there is still a distribution
+    far = np.vstack([X[:3] * 1e3, -X[:3] * 1e3])
+    P = clf.predict_proba(far)
+    Hf = np.maximum(clf._psi(far) @ clf.mu_.reshape(4, -1).T - clf.nu_ + 1.0, 0.0)
+    zero = Hf.sum(axis=1) == 0
+    np.testing.assert_allclose(P[zero], 0.25)
+    np.testing.assert_allclose(P[~zero], Hf[~zero] / Hf[~zero].sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+
+
 # ---------------------------------------------------------------------------- solvers
+class _RecordingHighsLP(HighsLP):
+    """HighsLP that logs its additions and solves (to check persistence and warm starts)."""
+
+    instances: list = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.log, self.solves = [], []
+        _RecordingHighsLP.instances.append(self)
+
+    def add_cols(self, *args):
+        self.log.append(("add_cols", args))
+        super().add_cols(*args)
+
+    def add_rows(self, *args):
+        self.log.append(("add_rows", args))
+        super().add_rows(*args)
+
+    def solve(self, method=None):
+        res = super().solve(method)
+        self.solves.append((self.n_rows, self.n_cols, res.iterations))
+        return res
+
+
+def test_one_persistent_lp_grows_and_is_solved_warm(monkeypatch):
+    import exactclf.mrc._ccg as ccg
+
+    _RecordingHighsLP.instances = []
+    monkeypatch.setattr(ccg, "make_lp", lambda solver, **kw: _RecordingHighsLP(**kw))
+    X, y = _data(400, 3, seed=12)
+    clf = MRCCCG(phi="fourier", n_components=30, m_max=20, n_max=20, **EXACT).fit(X, y)
+    assert len(_RecordingHighsLP.instances) == 1  # never rebuilt
+    lp = _RecordingHighsLP.instances[0]
+    assert len(lp.solves) == clf.n_iter_ > 3
+    rows, cols = np.array(lp.solves)[:, 0], np.array(lp.solves)[:, 1]
+    assert np.all(np.diff(cols) >= 0) and np.all(np.diff(rows) >= 0)
+    assert np.all((np.diff(cols) > 0) | (np.diff(rows) > 0))  # grows between solves
+    assert cols[-1] == clf.n_constraints_ and rows[-1] == 1 + clf.n_active_features_
+    assert rows[-1] > rows[0]  # column generation added features (rows of the dual LP)
+    # the last re-solve, warm, needs far fewer simplex iterations than the same LP cold
+    cold = HighsLP(tol=1e-9)
+    for kind, args in lp.log:
+        getattr(cold, kind)(*args)
+    res = cold.solve()
+    assert res.objective == pytest.approx(-clf.lower_, abs=1e-9)
+    assert lp.solves[-1][2] < res.iterations / 2
+
+
 def test_highs_lp_is_persistent_and_warm():
     lp = HighsLP(tol=1e-9)
     lp.add_cols(np.array([-1.0, -1.0]), np.zeros(2), np.full(2, np.inf))
@@ -196,16 +306,22 @@ def test_highs_lp_is_persistent_and_warm():
     assert np.all(second.row_dual <= 1e-12)
 
 
-def test_gurobi_matches_highs():
-    pytest.importorskip("gurobipy")
-    X, y = _data(60, 3, seed=8)
-    a = MRCCCG(lp_solver="highs", **EXACT).fit(X, y)
-    try:
-        b = MRCCCG(lp_solver="gurobi", **EXACT).fit(X, y)
-    except Exception as exc:  # pragma: no cover - depends on the licence
-        pytest.skip(f"Gurobi unusable here: {exc}")
-    assert b.lp_solver_ in ("gurobi", "highs")
+@pytest.mark.parametrize("K, params", [(2, {}), (3, {}), (5, {}),
+                                       (3, dict(phi="fourier", n_components=20, m_max=8))])
+def test_gurobi_matches_highs(K, params):
+    """Same R* with both solvers (tiny models: Gurobi's pip licence is size-limited)."""
+    pytest.importorskip("gurobipy", reason="optional extra exactclf[gurobi] not installed")
+    X, y = _data(60, K, seed=8)
+    a = MRCCCG(lp_solver="highs", **params, **EXACT).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SolverFallbackWarning)
+        try:
+            b = MRCCCG(lp_solver="gurobi", **params, **EXACT).fit(X, y)
+        except Exception as exc:  # pragma: no cover - depends on the licence
+            pytest.skip(f"Gurobi unusable here: {exc}")
+    assert b.lp_solver_ == "gurobi"
     assert abs(a.upper_ - b.upper_) < 1e-6
+    assert abs(a.lower_ - b.lower_) < 1e-6
 
 
 def test_gurobi_licence_refusal_falls_back_to_highs():

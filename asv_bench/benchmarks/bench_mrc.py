@@ -1,0 +1,28 @@
+"""asv benchmarks of MRCCCG: fit time, peak memory and the certified minimax risk R*."""
+
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+
+from exactclf.mrc import MRCCCG
+
+
+class MRCFit:
+    """Constraint generation on a 5000 x 20 binary ``make_classification`` problem (linear
+    features, default ``eps1``), on the CPU."""
+
+    timeout = 300
+
+    def setup(self):
+        X, y = make_classification(n_samples=5000, n_features=20, n_informative=10,
+                                   n_classes=2, random_state=0)
+        self.X, self.y = StandardScaler().fit_transform(X), y
+        MRCCCG(device="cpu").fit(self.X[:200], self.y[:200])  # compile the kernel
+
+    def time_fit(self):
+        MRCCCG(device="cpu").fit(self.X, self.y)
+
+    def peakmem_fit(self):
+        MRCCCG(device="cpu").fit(self.X, self.y)
+
+    def track_upper(self):
+        return MRCCCG(device="cpu").fit(self.X, self.y).upper_
