@@ -78,8 +78,46 @@ def _activation_derivative(A, activation: str, xp):
 
 
 def _sigmoid(Z, xp):
-    """``1 / (1 + exp(-Z))`` without overflow: ``exp(-log(1 + exp(-Z)))``."""
-    return xp.exp(-xp.logaddexp(0.0, -Z))
+    """``1 / (1 + exp(-Z))`` without overflow: with ``e = exp(-|Z|)`` it is ``1 / (1 + e)``
+    for ``Z >= 0`` and ``e / (1 + e)`` otherwise (full relative precision in both tails)."""
+    E = xp.exp(-xp.abs(Z))
+    return xp.where(Z >= 0, 1.0, E) / (1.0 + E)
+
+
+def _softplus(Z, xp):
+    """``log(1 + exp(Z))`` without overflow, as ``max(Z, 0) + log1p(exp(-|Z|))``.
+
+    Equal to ``logaddexp(0, Z)``, which NumPy evaluates several times more slowly.
+    """
+    return xp.maximum(Z, 0.0) + xp.log1p(xp.exp(-xp.abs(Z)))
+
+
+# -- reductions over the short axis of tall arrays --------------------------------------------
+# NumPy's ``sum``/``max`` along an axis of a tall, narrow array (n_samples x a few outputs)
+# run an inner loop per row or column and are an order of magnitude slower than a BLAS
+# matrix-vector product or a few elementwise ``maximum`` calls over the columns; the output
+# layer's arrays are of exactly that shape and the Newton phase reduces them many times.
+_NARROW = 16  # up to this many columns, the row maximum is taken column by column
+
+
+def _row_sum(A, xp):
+    """Sums of the rows of a 2-D array (shape ``(n,)``)."""
+    return A @ xp.ones(A.shape[1], dtype=A.dtype)
+
+
+def _column_sum(A, xp):
+    """Sums of the columns of a 2-D array (shape ``(k,)``)."""
+    return xp.ones(A.shape[0], dtype=A.dtype) @ A
+
+
+def _row_max(A, xp):
+    """Maxima of the rows of a 2-D array (shape ``(n,)``)."""
+    if A.shape[1] > _NARROW:
+        return A.max(axis=1)
+    m = A[:, 0]
+    for k in range(1, A.shape[1]):
+        m = xp.maximum(m, A[:, k])
+    return m
 
 
 # -- initialization -------------------------------------------------------------------------
@@ -146,9 +184,9 @@ def _log_normalizer(Z, xp):
     One output column means the logistic model with implicit scores ``(0, z)``.
     """
     if Z.shape[1] == 1:
-        return xp.logaddexp(0.0, Z[:, 0])
-    m = Z.max(axis=1)
-    return m + xp.log(xp.exp(Z - m[:, None]).sum(axis=1))
+        return _softplus(Z[:, 0], xp)
+    m = _row_max(Z, xp)
+    return m + xp.log(_row_sum(xp.exp(Z - m[:, None]), xp))
 
 
 def cross_entropy(Z, Y, xp):
@@ -177,7 +215,7 @@ def cross_entropy(Z, Y, xp):
     >>> cross_entropy(np.array([[-800.0]]), np.array([[1.0]]), np).tolist()
     [800.0]
     """
-    return _log_normalizer(Z, xp) - (Y * Z).sum(axis=1)
+    return _log_normalizer(Z, xp) - _row_sum(Y * Z, xp)
 
 
 def probabilities(Z, xp):
@@ -187,8 +225,8 @@ def probabilities(Z, xp):
     """
     if Z.shape[1] == 1:
         return _sigmoid(Z, xp)
-    E = xp.exp(Z - Z.max(axis=1, keepdims=True))
-    return E / E.sum(axis=1, keepdims=True)
+    E = xp.exp(Z - _row_max(Z, xp)[:, None])
+    return E / _row_sum(E, xp)[:, None]
 
 
 def log_probabilities(Z, xp):
@@ -197,7 +235,7 @@ def log_probabilities(Z, xp):
     One logit column gives the two columns ``(log(1 - p), log p)``.
     """
     if Z.shape[1] == 1:
-        return xp.concatenate([-xp.logaddexp(0.0, Z), -xp.logaddexp(0.0, -Z)], axis=1)
+        return xp.concatenate([-_softplus(Z, xp), -_softplus(-Z, xp)], axis=1)
     return Z - _log_normalizer(Z, xp)[:, None]
 
 
@@ -234,7 +272,7 @@ def network_loss(Z, Y, sw, S: float, coefs, alpha: float, xp) -> float:
 def output_gradient(Phi, Y, sw, S: float, W, b, alpha: float, xp):
     """Gradient ``(dF/dW, dF/db)`` of the batch objective in the output layer."""
     D = logit_gradient(output_logits(Phi, W, b), Y, sw, xp)
-    return (Phi.T @ D + alpha * W) / S, D.sum(axis=0) / S
+    return (Phi.T @ D + alpha * W) / S, _column_sum(D, xp) / S
 
 
 def output_hvp(Phi, P, sw, S: float, V_W, V_b, alpha: float, xp):
@@ -250,10 +288,10 @@ def output_hvp(Phi, P, sw, S: float, V_W, V_b, alpha: float, xp):
         dP = P * (1.0 - P) * dZ
     else:
         PdZ = P * dZ
-        dP = PdZ - P * PdZ.sum(axis=1, keepdims=True)
+        dP = PdZ - P * _row_sum(PdZ, xp)[:, None]
     if sw is not None:
         dP = dP * sw[:, None]
-    return (Phi.T @ dP + alpha * V_W) / S, dP.sum(axis=0) / S
+    return (Phi.T @ dP + alpha * V_W) / S, _column_sum(dP, xp) / S
 
 
 def _dot(a, b, c, d) -> float:
@@ -360,22 +398,24 @@ def newton_output_layer(
     >>> bool(np.abs(gW).max() < 1e-8 and np.abs(gb).max() < 1e-8)
     True
     """
-    def value(Z, wsq):  # F from the logits and ||W||^2
-        loss = float(_weighted_sum(cross_entropy(Z, Y, xp), sw))
+    SY = Y if sw is None else Y * sw[:, None]  # weighted targets: CE sum = sum(s*lse) - <SY, Z>
+
+    def value(Z, yz, wsq):  # F from the logits, <SY, Z> and ||W||^2
+        loss = float(_weighted_sum(_log_normalizer(Z, xp), sw)) - yz
         return (loss + 0.5 * alpha * (wsq + penalty_rest)) / S
 
     softmax = W.shape[1] > 1
     if softmax:  # centre: same probabilities, smaller penalty, no flat direction left
         W, b = W - W.mean(axis=1, keepdims=True), b - b.mean()
     Z = output_logits(Phi, W, b)
-    wsq = float((W * W).sum())
-    f = value(Z, wsq)
+    wsq, yz = float((W * W).sum()), float((SY * Z).sum())
+    f = value(Z, yz, wsq)
     losses = [f]
     n_done = n_back = 0
     for _ in range(n_steps):
         P = probabilities(Z, xp)
         D = P - Y if sw is None else (P - Y) * sw[:, None]
-        g_W, g_b = (Phi.T @ D + alpha * W) / S, D.sum(axis=0) / S
+        g_W, g_b = (Phi.T @ D + alpha * W) / S, _column_sum(D, xp) / S
         gg = _dot(g_W, g_W, g_b, g_b)
         if not gg > 0.0:
             break
@@ -391,13 +431,13 @@ def newton_output_layer(
             d_W, d_b, slope = -g_W, -g_b, -gg
         if -slope <= 1e-15 * max(1.0, abs(f)):  # no decrease left to resolve in float64
             break
-        # along the line the logits and ||W||^2 are a linear and a quadratic function of t
+        # along the line the logits and <SY, Z> are linear and ||W||^2 quadratic in t
         dZ = Phi @ d_W + d_b
-        w_d, d_d = float((W * d_W).sum()), float((d_W * d_W).sum())
+        w_d, d_d, y_d = float((W * d_W).sum()), float((d_W * d_W).sum()), float((SY * dZ).sum())
         t = 1.0
         for _ in range(max_backtracks):
             Z_new, wsq_new = Z + t * dZ, wsq + 2.0 * t * w_d + t * t * d_d
-            f_new = value(Z_new, wsq_new)
+            f_new = value(Z_new, yz + t * y_d, wsq_new)
             if f_new <= f + armijo_alpha * t * slope:
                 break
             t *= armijo_rho
@@ -405,7 +445,7 @@ def newton_output_layer(
         else:
             break  # no acceptable step: (numerically) optimal
         decrease = f - f_new
-        W, b, Z, f = W + t * d_W, b + t * d_b, Z_new, f_new
+        W, b, Z, f, yz = W + t * d_W, b + t * d_b, Z_new, f_new, yz + t * y_d
         wsq = float((W * W).sum())
         losses.append(f)
         n_done += 1
@@ -429,7 +469,7 @@ def backprop(acts, coefs, D, S: float, alpha: float, activation: str, xp,
     intercept_grads: list = [None] * n
     for i in range(n - 1, first - 1, -1):
         coef_grads[i] = (acts[i].T @ D + alpha * coefs[i]) / S
-        intercept_grads[i] = D.sum(axis=0) / S
+        intercept_grads[i] = _column_sum(D, xp) / S
         if i > first:
             D = (D @ coefs[i].T) * _activation_derivative(acts[i], activation, xp)
     return coef_grads, intercept_grads
