@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy import special
 from sklearn.datasets import load_iris, make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -143,6 +144,32 @@ def test_cross_entropy_and_probabilities_are_safe_for_huge_logits():
     np.testing.assert_allclose(probabilities(z, np)[:, 0], [0.0, 0.5, 1.0])
 
 
+@pytest.mark.parametrize("n_classes", [3, 16, 17, 40])
+def test_softmax_helpers_match_scipy(n_classes):
+    """Both row-maximum code paths (column loop up to 16 columns, ``max`` beyond)."""
+    rng = np.random.RandomState(n_classes)
+    Z = rng.normal(scale=30.0, size=(50, n_classes))
+    Y = np.eye(n_classes)[rng.randint(0, n_classes, 50)]
+    np.testing.assert_allclose(probabilities(Z, np), special.softmax(Z, axis=1), rtol=1e-12,
+                               atol=1e-300)
+    np.testing.assert_allclose(log_probabilities(Z, np), special.log_softmax(Z, axis=1),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cross_entropy(Z, Y, np),
+                               special.logsumexp(Z, axis=1) - (Y * Z).sum(axis=1), rtol=1e-12)
+
+
+def test_logistic_helpers_match_scipy_in_both_tails():
+    z = np.concatenate([-np.logspace(-3, 3, 40), [0.0], np.logspace(-3, 3, 40)])[:, None]
+    np.testing.assert_allclose(probabilities(z, np), special.expit(z), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(log_probabilities(z, np),
+                               np.hstack([special.log_expit(-z), special.log_expit(z)]),
+                               rtol=1e-13, atol=1e-300)
+    # the loss is log-normalizer minus target logit: accurate in absolute terms
+    ones = np.ones_like(z)
+    np.testing.assert_allclose(cross_entropy(z, ones, np), -special.log_expit(z[:, 0]),
+                               rtol=1e-13, atol=1e-14)
+
+
 @pytest.mark.parametrize("solver", ["ngd", "adam"])
 def test_separable_data_without_penalty_gives_no_nan(solver):
     rng = np.random.RandomState(0)
@@ -156,6 +183,28 @@ def test_separable_data_without_penalty_gives_no_nan(solver):
     assert np.isfinite(clf.loss_curve_).all()
     assert np.isfinite(clf.predict_log_proba(X * 100)).all()
     assert clf.score(X * 100, y) == 1.0
+
+
+@pytest.mark.parametrize("solver", ["ngd", "adam"])
+def test_separable_multiclass_large_weights_give_no_nan(solver):
+    """Softmax output, no penalty, well separated clusters far from the origin: the logits
+    grow without bound, the probabilities saturate, nothing overflows."""
+    rng = np.random.RandomState(1)
+    centres = 1e3 * np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    X = np.vstack([c + rng.normal(scale=1.0, size=(15, 2)) for c in centres])
+    y = np.repeat(np.arange(4), 15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = NGDClassifier((6,), activation="relu", solver=solver, alpha=0.0, batch_size=60,
+                            newton_steps=20, cg_iter=10, learning_rate_init=0.1, max_iter=40,
+                            random_state=0).fit(X, y)
+    assert all(np.isfinite(c).all() for c in clf.coefs_ + clf.intercepts_)
+    assert np.isfinite(clf.loss_curve_).all()
+    P = clf.predict_proba(X)
+    assert np.isfinite(P).all() and np.allclose(P.sum(axis=1), 1.0)
+    assert np.isfinite(clf.predict_log_proba(X)).all()
+    assert np.abs(clf.coefs_[-1]).max() > 1.0  # the weights did grow
+    assert clf.score(X, y) == 1.0
 
 
 # -- the Newton phase reaches the convex optimum of the last layer -----------------------------
@@ -359,6 +408,75 @@ def test_partial_fit_and_warm_start():
     assert any(not np.array_equal(a, b) for a, b in zip(first, warm.coefs_, strict=True))
     with pytest.raises(ValueError, match="same classes"):
         warm.fit(X[y < 2], y[y < 2])
+
+
+@pytest.mark.parametrize("solver", ["ngd", "adam"])
+@pytest.mark.parametrize("batch_size", [150, 40])
+def test_partial_fit_epochs_equal_fit(solver, batch_size):
+    """Without shuffling, k partial_fit calls make exactly the updates of fit(max_iter=k)
+    (the benchmark relies on it: it evaluates the model after every partial_fit)."""
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(6, 5), activation="tanh", solver=solver,
+              batch_size=batch_size, shuffle=False, learning_rate_init=0.01, random_state=4)
+    inc = NGDClassifier(**kw)
+    for _ in range(4):
+        inc.partial_fit(X, y, classes=[0, 1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        full = NGDClassifier(max_iter=4, n_iter_no_change=np.inf, **kw).fit(X, y)
+    np.testing.assert_allclose(inc.loss_curve_, full.loss_curve_, rtol=1e-12)
+    for a, b in zip(inc.coefs_ + inc.intercepts_, full.coefs_ + full.intercepts_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert inc.t_ == full.t_ == 4 * 150
+    np.testing.assert_allclose(inc.predict_proba(X), full.predict_proba(X), atol=1e-12)
+
+
+def test_warm_start_adam_matches_mlpclassifier():
+    """Second fit continues from the weights with fresh Adam moments, like MLPClassifier."""
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(7,), activation="tanh", solver="adam", warm_start=True,
+              max_iter=5, batch_size=50, learning_rate_init=0.01, random_state=2)
+    ours, mlp = NGDClassifier(**kw), MLPClassifier(**kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for _ in range(2):
+            ours.fit(X, y)
+            mlp.fit(X, y)
+    assert len(ours.loss_curve_) == len(mlp.loss_curve_) == 10
+    np.testing.assert_allclose(ours.loss_curve_, mlp.loss_curve_, rtol=1e-9)
+    for a, b in zip(ours.coefs_ + ours.intercepts_, mlp.coefs_ + mlp.intercepts_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10)
+
+
+def test_early_stopping_returns_the_best_epochs_weights():
+    """The run cut at the best epoch ends with the weights the early-stopped run returns."""
+    X, y = make_peaks(400, random_state=3)
+    kw = dict(hidden_layer_sizes=(8, 4), activation="tanh", early_stopping=True,
+              validation_fraction=0.25, learning_rate_init=0.01, random_state=0)
+    stopped = NGDClassifier(n_iter_no_change=4, max_iter=300, **kw).fit(X, y)
+    scores = stopped.validation_scores_
+    best = int(np.argmax(scores))  # first epoch with the best score
+    assert best + 1 < stopped.n_iter_ < 300  # it did stop early, after its best epoch
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cut = NGDClassifier(n_iter_no_change=np.inf, max_iter=best + 1, **kw).fit(X, y)
+    assert cut.validation_scores_ == scores[: best + 1]
+    for a, b in zip(stopped.coefs_ + stopped.intercepts_, cut.coefs_ + cut.intercepts_,
+                    strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_multiclass_probabilities_are_consistent():
+    X, y = load_iris(return_X_y=True)
+    clf = NGDClassifier((6,), activation="tanh", random_state=0, max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    P = clf.predict_proba(X)
+    assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1.0) and (P >= 0).all()
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[P.argmax(axis=1)])
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), P, rtol=1e-12)
+    assert clf.score(X, y) > 0.9
 
 
 def test_keyboard_interrupt_returns_model_so_far(monkeypatch):
