@@ -71,7 +71,7 @@ def first_reaching(curve, target: float):
     return int(hits[0]) + 1 if len(hits) else None
 
 
-def thresholds_table(runs: dict, levels=(0.8, 0.9, 0.95)) -> dict:
+def thresholds_table(runs: dict, levels=(0.8, 0.9, 0.95, 0.98)) -> dict:
     """Median (over seeds) iterations to first reach fixed validation accuracies."""
     out = {}
     for level in levels:
@@ -84,6 +84,30 @@ def thresholds_table(runs: dict, levels=(0.8, 0.9, 0.95)) -> dict:
         print(f"validation accuracy {level:.2f}: NGD median {row['ngd'][0]} iterations "
               f"(reached in {row['ngd'][1]} seeds), Adam median {row['adam'][0]} "
               f"(reached in {row['adam'][1]})")
+    return out
+
+
+def horizon_table(runs: dict, n_iter: int) -> dict:
+    """The headline ratio depends on how long Adam runs: recompute it for shorter budgets.
+
+    For a budget of ``h`` iterations, Adam's target is its best validation accuracy within
+    the first ``h`` iterations; NGD's iterations to reach it are read off its whole curve.
+    """
+    out = {}
+    for h in sorted({100, 300, n_iter} & set(range(1, n_iter + 1))):
+        ratios = []
+        for r_ngd, r_adam in zip(runs["ngd"], runs["adam"], strict=True):
+            target = max(r_adam["val"][:h])
+            it_ngd = first_reaching(r_ngd["val"], target)
+            ratios.append(None if it_ngd is None
+                          else it_ngd / first_reaching(r_adam["val"][:h], target))
+        hit = [q for q in ratios if q is not None]
+        out[h] = {"ratio_median": float(np.median(hit)) if hit else None,
+                  "reached": f"{len(hit)}/{len(ratios)}"}
+        print(f"Adam budget {h:>5} iterations: median NGD/Adam iterations to Adam's best "
+              f"validation accuracy {out[h]['ratio_median']:.3f} (NGD reached it in "
+              f"{out[h]['reached']} seeds)" if hit else
+              f"Adam budget {h:>5} iterations: NGD never reached Adam's best")
     return out
 
 
@@ -121,6 +145,7 @@ def compare(name: str, make_data, make_est, seeds, n_iter: int) -> dict:
                          for s in SOLVERS},
     }
     summary["iters_to_val"] = thresholds_table(runs)
+    summary["by_budget"] = horizon_table(runs, n_iter)
     # cost per epoch as fit() runs it (no evaluation)
     X, y = make_data(seeds[0])[:2]
     summary["fit_sec_per_iter"] = {}
@@ -204,7 +229,18 @@ def main() -> None:
     parser.add_argument("--plot", default=os.path.join(os.path.dirname(__file__), "results",
                                                        "ngd_vs_adam.png"))
     parser.add_argument("--json", default=None, help="also save all curves to this file")
+    parser.add_argument("--from-json", default=None,
+                        help="no training: re-tabulate and re-plot the curves of a --json file")
     args = parser.parse_args()
+    if args.from_json:
+        with open(args.from_json) as fh:
+            results = json.load(fh)
+        for name, res in results.items():
+            print(f"\n== {name}: curves from {args.from_json} ==")
+            thresholds_table(res["runs"])
+            horizon_table(res["runs"], res["summary"]["n_iter"])
+        plot(results, args.plot)
+        return
     seeds = list(range(args.seeds))
     warnings.simplefilter("ignore")
 

@@ -67,9 +67,11 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     NumPy and CuPy: ``device="gpu"`` trains on a CUDA GPU without a deep-learning framework.
 
     Cost per minibatch of ``b`` samples, basis width ``m`` and ``k`` outputs: one forward and
-    one backward pass (as for Adam) plus ``newton_steps * (cg_iter + 1 + backtracks)``
-    products of the ``b x m`` basis with ``m x k`` matrices, small unless the last hidden
-    layer is wide.
+    one backward pass (as for Adam) plus about ``newton_steps * (2 * cg_iter + 2)`` products
+    of the ``b x m`` basis (or its transpose) with ``m x k``-sized matrices and as many
+    elementwise passes over ``b x k`` arrays (a backtracking trial needs no product). That
+    does not grow with the hidden layers: it is small next to the forward and backward passes
+    when they are wide, but on a small network an NGD iteration costs several Adam ones.
 
     Parameters
     ----------
