@@ -197,8 +197,10 @@ def plot(results: dict, path: str) -> None:
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
     colors = {"ngd": "tab:red", "adam": "tab:blue"}
     for ax, (name, key) in zip(axes[0], panels, strict=True):
+        lowest = 1.0
         for s in SOLVERS:
             curves = np.array([r[key] for r in results[name]["runs"][s]])
+            lowest = min(lowest, curves.min())
             it = np.arange(1, curves.shape[1] + 1)
             ax.plot(it, np.median(curves, axis=0), color=colors[s],
                     label=f"{s.upper()} (median)")
@@ -208,7 +210,7 @@ def plot(results: dict, path: str) -> None:
         ax.set_xlabel("iteration (epoch)")
         ax.set_ylabel(f"{'training' if key == 'train' else 'validation'} accuracy")
         ax.set_title(f"{name}: {'training' if key == 'train' else 'validation'}")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(np.floor(10 * lowest) / 10, 1.0)
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right")
     fig.tight_layout()
@@ -224,6 +226,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=0.01, help="Adam step (both solvers)")
     parser.add_argument("--newton-steps", type=int, default=5)
     parser.add_argument("--cg-iter", type=int, default=3)
+    parser.add_argument("--alpha", type=float, default=1e-4, help="L2 penalty (both solvers)")
     parser.add_argument("--datasets", nargs="+", default=["peaks", "digits"],
                         choices=["peaks", "digits"])
     parser.add_argument("--plot", default=os.path.join(os.path.dirname(__file__), "results",
@@ -248,15 +251,16 @@ def main() -> None:
         return NGDClassifier((12, 12, 12, 6), activation="tanh", solver=solver,
                              batch_size=5000, learning_rate_init=args.lr, shuffle=False,
                              newton_steps=args.newton_steps, cg_iter=args.cg_iter,
-                             random_state=seed, device="cpu")
+                             alpha=args.alpha, random_state=seed, device="cpu")
 
     def digits_est(solver, seed):
         return NGDClassifier((128,), activation="relu", solver=solver, batch_size=200,
                              learning_rate_init=args.lr, newton_steps=args.newton_steps,
-                             cg_iter=args.cg_iter, random_state=seed, device="cpu")
+                             cg_iter=args.cg_iter, alpha=args.alpha, random_state=seed,
+                             device="cpu")
 
     print(f"NGD: newton_steps={args.newton_steps}, cg_iter={args.cg_iter}; "
-          f"learning_rate_init={args.lr} for both solvers; alpha=1e-4")
+          f"learning_rate_init={args.lr}, alpha={args.alpha:g} for both solvers")
     results = {}
     if "peaks" in args.datasets:
         results["peaks"] = compare("peaks, 12-12-12-6 tanh, full batch", peaks_data, peaks_est,
