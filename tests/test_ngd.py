@@ -245,6 +245,12 @@ def test_newton_phase_reaches_logistic_regression_optimum(n_classes, weighted):
                                 n_steps=5, cg_iter=3)
     f0 = short.losses[0]
     assert (short.loss - f_lr) < 0.05 * (f0 - f_lr)
+    # repeated truncated phases (consecutive iterations on a fixed basis) reach the optimum
+    W, b = short.W, short.b
+    for _ in range(30):
+        again = newton_output_layer(Phi, Y, sw, S, W, b, alpha, np, n_steps=5, cg_iter=3)
+        W, b = again.W, again.b
+    assert again.loss == pytest.approx(f_lr, rel=1e-8)
 
 
 def test_linear_network_trains_to_logistic_regression():

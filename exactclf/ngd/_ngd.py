@@ -52,14 +52,17 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     layer's outputs are a fixed basis and the cross-entropy is *convex* in the output layer.
     Solver ``"ngd"`` alternates between the two blocks: a Newton phase of ``newton_steps``
     inexact Newton steps on the output layer (Hessian-vector products of the cross-entropy,
-    ``cg_iter`` conjugate-gradient iterations, Armijo backtracking) fits the output layer
-    (near-)optimally to the current basis, and one Adam step on the hidden layers, taken at
-    that fitted output layer, moves the basis. Per minibatch the Adam step comes first and
-    the Newton phase for the new basis second (a fresh network starts with a Newton phase),
-    so the model between batches, and the model returned, always has its output layer fitted
-    to its hidden layers. Solver ``"adam"`` trains the identical network with Adam on all
-    layers, exactly as MLPClassifier does (same initialization, minibatches and updates):
-    the baseline.
+    ``cg_iter`` conjugate-gradient iterations, Armijo backtracking) moves the output layer
+    towards its optimum for the current basis, and one Adam step on the hidden layers, taken
+    at that fitted output layer, moves the basis. The phase is truncated on purpose: with the
+    defaults it does not reach the optimum of an ill-conditioned basis (which may need very
+    large output weights) in one batch but approaches it over the iterations, and that
+    regularizes; a much larger ``cg_iter`` tends to train worse. Per minibatch the Adam step
+    comes first and the Newton phase for the new basis second (a fresh network starts with a
+    Newton phase), so the model between batches, and the model returned, always has its
+    output layer fitted to its hidden layers. Solver ``"adam"`` trains the identical network
+    with Adam on all layers, exactly as MLPClassifier does (same initialization, minibatches
+    and updates): the baseline.
 
     Parameter names and behaviour follow MLPClassifier where the meaning is the same, so it
     is a drop-in replacement (the MLP solvers ``"sgd"``/``"lbfgs"`` and their parameters are
@@ -87,7 +90,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         Newton steps on the output layer per minibatch (``"ngd"`` only).
     cg_iter : int, default=3
         Conjugate-gradient iterations per Newton step. Few iterations are deliberate: the
-        truncated step regularizes (``"ngd"`` only).
+        truncated step regularizes; with ``cg_iter=10`` or more and a small ``alpha``, the
+        output layer overfits the current basis and training is slower (``"ngd"`` only).
     armijo_alpha : float, default=1e-4
         Sufficient-decrease constant of the Armijo backtracking (``"ngd"`` only).
     armijo_rho : float, default=0.5
