@@ -19,7 +19,7 @@ extensions = [
 ]
 
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options: dict = {}
 numpydoc_show_class_members = False
 numpydoc_validation_checks: set[str] = set()
 
@@ -30,6 +30,8 @@ sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
+    "doc_module": ("exactclf",),
+    "backreferences_dir": "generated/backrefs",
     # EXACTCLF_DOC_QUICK=1 lays out the gallery without running the examples
     "plot_gallery": "False" if os.environ.get("EXACTCLF_DOC_QUICK") else "True",
     "download_all_examples": False,

@@ -84,7 +84,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (1,)
     classes_ : ndarray of shape (2,)
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has feature names that are all strings.
     training_errors_ : float
         Weighted number of training errors of the fitted model (realized by ``predict``).

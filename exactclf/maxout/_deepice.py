@@ -75,7 +75,10 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         The coreset heuristic solves the remaining points exactly once at most this many
         remain.
     device : {"auto", "cpu", "gpu"}, default="auto"
-        Only the CPU kernel exists for this estimator; ``"gpu"`` raises if no GPU is usable.
+        Where the exact search runs: ``"cpu"`` (Numba bitset kernel), ``"gpu"`` (CuPy: the
+        last two levels of the search as matrix products; raises if no GPU is usable) or
+        ``"auto"`` (the GPU only when CuPy and a device are usable). The coreset heuristic
+        solves its small blocks on the CPU.
     n_jobs : int, default=None
         Parallel workers over chunks of the K-tuple space (joblib).
     random_state : int, RandomState instance or None, default=None
@@ -99,6 +102,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         K-tuples of half-spaces evaluated.
     method_ : str
         ``"exact"`` or ``"coreset"``.
+    device_ : str
+        The backend used by the exact search (``"cpu"`` or ``"gpu"``).
     classes_, n_features_in_, feature_names_in_
         As in scikit-learn.
 
@@ -187,23 +192,28 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                 "DeepICEMaxoutClassifier needs integer sample weights (counts): its exact "
                 "kernel counts errors with bitsets."
             )
-        if self.device == "gpu":
-            resolve_device("gpu")  # a clear error without a usable GPU
-            warnings.warn("DeepICEMaxoutClassifier has no GPU kernel yet; it runs on the CPU.",
-                          UserWarning, stacklevel=2)
+        backend = resolve_device(self.device)
+        self.device_ = "gpu" if backend.name == "gpu" else "cpu"
         Z, wpos, wneg = data.Z, data.wpos, data.wneg
         self.method_ = self._choose_method(len(Z), Z.shape[1])
         # both assignments of the classes to the union side; ties go to polarity +1
         results = {}
-        for polarity, want_w, other_w in ((1, wpos, wneg), (-1, wneg, wpos)):
+        searches = ((2, 1, wpos, wneg), (1, -1, wneg, wpos))
+        if self.n_hyperplanes == 1:
+            # one half-space: the complement of a strictly realizable subset is strictly
+            # realizable too, so the other polarity has the same optimum
+            searches = ((1, 1, wpos, wneg),)
+        for share, polarity, want_w, other_w in searches:
             remaining = None
-            if self.time_limit is not None:
-                remaining = max(self.time_limit - (time.perf_counter() - t0), 1e-3)
-            results[polarity] = self._search(Z, want_w, other_w, self.n_hyperplanes, remaining)
+            if self.time_limit is not None:  # half of the budget left for the first polarity
+                remaining = max(self.time_limit - (time.perf_counter() - t0), 1e-3) / share
+            results[polarity] = self._search(Z, want_w, other_w, self.n_hyperplanes, remaining,
+                                             backend)
         self.polarity_ = min(results, key=lambda p: (results[p][0], -p))
         value, planes = results[self.polarity_][:2]
         complete = all(r[4] for r in results.values())
-        lower = min(r[2] for r in results.values())
+        # a complete search proves its value; otherwise the search's own lower bound
+        lower = min(r[0] if r[4] else r[2] for r in results.values())
         self.hyperplanes_ = np.array([np.r_[data.frame.to_original(a, b)] for a, b in planes])
         self.training_errors_ = self._realized_errors(data, value)
         self.n_candidates_ = sum(r[3] for r in results.values())
@@ -230,18 +240,20 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         small = planes <= _MAX_EXACT_PLANES and tuples <= _MAX_EXACT_TUPLES
         return "exact" if small else "coreset"
 
-    def _search(self, Z, want_w, other_w, K, time_limit):
+    def _search(self, Z, want_w, other_w, K, time_limit, backend):
         """One polarity: ``(value, planes, lower_bound, n_evaluated, complete)``."""
         if self.method_ == "exact" and K == 1:
             # one half-space: the exact linear problem, solved by the ICE search
-            res = solve_min01(Z, want_w, other_w, max_candidates=self.max_candidates,
-                              time_limit=time_limit, n_jobs=self.n_jobs, verbose=self.verbose)
+            res = solve_min01(Z, want_w, other_w, backend=backend,
+                              max_candidates=self.max_candidates, time_limit=time_limit,
+                              n_jobs=self.n_jobs, verbose=self.verbose)
             lower = float(np.minimum(want_w, other_w).sum())
             return (res.value, [max_margin_separator(Z, res.positive)], lower,
                     res.n_candidates, res.complete)
         if self.method_ == "exact":
             res = exact_union(Z, want_w, other_w, K, max_planes=self.max_candidates,
-                              time_limit=time_limit, n_jobs=self.n_jobs, verbose=self.verbose)
+                              backend=backend, time_limit=time_limit, n_jobs=self.n_jobs,
+                              verbose=self.verbose)
             planes = [max_margin_separator(Z, s) for s in res.sets]
             lower = float(np.minimum(want_w, other_w).sum())
             return res.value, planes, lower, res.n_evaluated, res.complete
