@@ -50,14 +50,8 @@ def main() -> None:
     for name, make, X, y in problems():
         timed(make, None, X[:20], y[:20])  # compile the kernels
         ref, t_ref = timed(make, None, X, y)
-        print(f"{name:<28} {'serial':<22} {t_ref:>9.2f} {1.0:>8.2f}  -", flush=True)
-
-        def report(label, model, sec):
-            same = np.array_equal(model.predict(X), ref.predict(X))
-            print(f"{name:<28} {label:<22} {sec:>9.2f} {t_ref / sec:>8.2f}  {same}", flush=True)
-
-        for w in args.workers:
-            report(f"threads x{w}", *timed(make, w, X, y))
+        runs = [("serial", ref, t_ref)]
+        runs += [(f"threads x{w}", *timed(make, w, X, y)) for w in args.workers]
         for w in args.workers:
             if args.scheduler:
                 client, cluster = Client(args.scheduler), None
@@ -67,11 +61,13 @@ def main() -> None:
                 client = Client(cluster)
             with joblib.parallel_config(backend="dask"):
                 timed(make, w, X[:20], y[:20])  # workers import and compile once
-                report(f"dask x{w} processes", *timed(make, w, X, y))
+                runs.append((f"dask x{w} processes", *timed(make, w, X, y)))
             client.close()
             if cluster is not None:
                 cluster.close()
-
+        for label, model, sec in runs:
+            same = np.array_equal(model.predict(X), ref.predict(X))
+            print(f"{name:<28} {label:<22} {sec:>9.2f} {t_ref / sec:>8.2f}  {same}", flush=True)
 
 if __name__ == "__main__":
     main()
