@@ -8,8 +8,11 @@ from _helpers import random_instance, strictly_separable
 from sklearn.exceptions import ConvergenceWarning
 
 from exactclf import DeepICEMaxoutClassifier
+from exactclf._backend import REFERENCE
 from exactclf._dichotomies import dichotomies
 from exactclf.datasets import load_voicepath
+from exactclf.linear import _min01
+from exactclf.maxout import _deepice, _exact
 from exactclf.maxout._exact import exact_union, union_errors
 
 
@@ -76,14 +79,62 @@ def test_relabeling_does_not_change_the_optimum():
     assert a.polarity_ == -b.polarity_
 
 
-def test_parallel_returns_the_same_network():
+@pytest.mark.parametrize("K", [2, 3])
+def test_parallel_returns_the_same_network(K):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 2))
     y = ((X**2).sum(axis=1) + 0.3 * rng.normal(size=60) > 1.2).astype(int)
-    a = DeepICEMaxoutClassifier(n_hyperplanes=3, device="cpu").fit(X, y)
-    b = DeepICEMaxoutClassifier(n_hyperplanes=3, device="cpu", n_jobs=2).fit(X, y)
+    a = DeepICEMaxoutClassifier(n_hyperplanes=K, device="cpu").fit(X, y)
+    b = DeepICEMaxoutClassifier(n_hyperplanes=K, device="cpu", n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(a.hyperplanes_, b.hyperplanes_)
+    assert a.polarity_ == b.polarity_ and a.training_errors_ == b.training_errors_
     assert a.is_optimal_ and a.training_errors_ == _errors(a, X, y)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "grid", "collinear", "flat"])
+@pytest.mark.parametrize("seed", range(3))
+def test_array_path_returns_the_cpu_subsets(kind, seed):
+    """The GPU code path (array-generic, run on NumPy) and the bitset kernel pick the same
+    K-tuple, ties included, on general and degenerate instances of a few dozen points."""
+    rng = np.random.default_rng(20 + seed)
+    Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(8, 25)),
+                                    int(rng.integers(1, 4)))
+    for K in (1, 2, 3):
+        for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+            cpu = exact_union(Z, want_w, other_w, K)
+            ref = exact_union(Z, want_w, other_w, K, backend=REFERENCE)
+            assert cpu.complete and ref.complete and cpu.value == ref.value
+            np.testing.assert_array_equal(cpu.sets, ref.sets)
+
+
+def test_array_path_with_a_budget_and_parallel_chunks():
+    """Truncated family (max_planes) and two workers: still the CPU kernel's answer."""
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(30, 2))
+    want = (np.abs(Z[:, 0]) > 0.6).astype(float)
+    cpu = exact_union(Z, want, 1 - want, 2, max_planes=200)
+    ref = exact_union(Z, want, 1 - want, 2, max_planes=200, backend=REFERENCE, n_jobs=2)
+    assert not cpu.complete and not ref.complete and cpu.value == ref.value
+    np.testing.assert_array_equal(cpu.sets, ref.sets)
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_estimator_on_the_gpu_path(monkeypatch, K):
+    """device="gpu" runs the array-generic code; with NumPy standing in for CuPy it must
+    return the CPU model exactly."""
+    X, y = load_voicepath(return_X_y=True)
+    X, y = X[::12], y[::12]
+    cpu = DeepICEMaxoutClassifier(n_hyperplanes=K, device="cpu").fit(X, y)
+    monkeypatch.setattr(_deepice, "resolve_device", lambda device: REFERENCE)
+    # count the calls of the array-generic kernels, so the test fails if they are bypassed
+    module, name = (_min01, "ice_scan_array") if K == 1 else (_exact, "union_search_array")
+    calls, kernel = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args: calls.append(1) or kernel(*args))
+    ref = DeepICEMaxoutClassifier(n_hyperplanes=K, device="gpu").fit(X, y)
+    assert calls and cpu.is_optimal_ and ref.is_optimal_
+    np.testing.assert_array_equal(cpu.hyperplanes_, ref.hyperplanes_)
+    assert cpu.polarity_ == ref.polarity_
+    assert ref.training_errors_ == cpu.training_errors_ == _errors(ref, X, y)
 
 
 def test_coreset_on_voicepath_with_a_proven_lower_bound():

@@ -46,8 +46,14 @@ def _union_on(Z, planes):
     return np.any([Z @ a + b > 0 for a, b in planes], axis=0)
 
 
-def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7):
-    """Exact block coordinate descent over the half-spaces; returns ``(planes, value)``."""
+def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, deadline=None):
+    """Exact block coordinate descent over the half-spaces; returns ``(planes, value)``.
+
+    Each round re-solves one half-space exactly (the linear 0-1 problem on the points the
+    other half-spaces leave out) while the others stay fixed. ``deadline``: a
+    ``time.perf_counter()`` value after which no new solve starts (a solve that is running
+    stops there and keeps its best plane).
+    """
     planes = list(planes)
 
     def errors(ps):
@@ -58,6 +64,9 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7):
     for _ in range(max_rounds):
         before = value
         for k in range(len(planes)):
+            left = None if deadline is None else deadline - time.perf_counter()
+            if left is not None and left <= 0:
+                return planes, value
             others = planes[:k] + planes[k + 1 :]
             free = ~_union_on(Z, others) if others else np.ones(len(Z), dtype=bool)
             if not free.any():
@@ -65,7 +74,7 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7):
             a, b = planes[k]
             res = solve_min01(Z[free], want_w[free], other_w[free],
                               incumbent=Z[free] @ a + b > 0,
-                              max_candidates=max_candidates)
+                              max_candidates=max_candidates, time_limit=left)
             if res.improved:
                 plane = max_margin_separator(Z[free], res.positive)
                 candidate = planes[:k] + [plane] + planes[k + 1 :]
@@ -92,8 +101,14 @@ def coreset_union(
     time_limit: float | None = None,
     verbose: int = 0,
 ) -> CoresetResult:
-    """Best union of K half-spaces found by the coreset heuristic (see module docstring)."""
+    """Best union of K half-spaces found by the coreset heuristic (see module docstring).
+
+    With ``time_limit`` (seconds) no block solve starts after it; a block solve that is
+    running stops there (its best union is still scored, but is no lower bound), and the
+    final refinement gets what is left, at least a tenth of the budget.
+    """
     t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
     n = len(Z)
     heap: list = []  # (-value, tie, planes, block): a max-heap of the best networks
     seen: set[bytes] = set()
@@ -101,9 +116,16 @@ def coreset_union(
     n_eval = n_blocks = 0
     stop_reason = None
 
-    def consider(block, res):
-        nonlocal lower, n_eval, n_blocks
-        lower = max(lower, res.value)
+    def left():
+        return None if deadline is None else deadline - time.perf_counter()
+
+    def consider(block):
+        nonlocal lower, n_eval, n_blocks, stop_reason
+        res = exact_union(Z[block], want_w[block], other_w[block], K, time_limit=left())
+        if res.complete:  # an exact optimum of a subset bounds the full optimum from below
+            lower = max(lower, res.value)
+        else:
+            stop_reason = "time_limit"
         n_eval += res.n_evaluated
         n_blocks += 1
         planes = _realize(Z[block], res.sets)
@@ -117,18 +139,22 @@ def coreset_union(
         while len(heap) > heap_cap:
             heapq.heappop(heap)
 
+    def out_of_time():
+        return deadline is not None and time.perf_counter() >= deadline
+
     heap_cap = heap_size
     points = np.arange(n)
     for _ in range(max_passes):
-        if len(points) <= stop_size:
-            break
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            stop_reason = "time_limit"
+        if len(points) <= stop_size or stop_reason is not None:
             break
         rng.shuffle(points)
         for block in np.array_split(points, int(np.ceil(len(points) / block_size))):
-            block = np.sort(block)
-            consider(block, exact_union(Z[block], want_w[block], other_w[block], K))
+            if heap and out_of_time():
+                stop_reason = "time_limit"
+                break
+            consider(np.sort(block))
+        if stop_reason is not None:
+            break
         merged = np.unique(np.concatenate([entry[3] for entry in heap]))
         if len(points) - len(merged) < max(2, len(points) // 20):
             heap_cap = max(1, int(heap_cap * shrink))
@@ -141,7 +167,7 @@ def coreset_union(
             print(f"Deep-ICE coreset: {len(points)} points left, best {best:g} errors, "
                   f"lower bound {lower:g}")
     if stop_reason is None:
-        block = np.sort(points)
-        consider(block, exact_union(Z[block], want_w[block], other_w[block], K))
-    planes, value = refine(Z, max(heap)[2], want_w, other_w)
+        consider(np.sort(points))
+    final = None if deadline is None else max(deadline, time.perf_counter() + time_limit / 10)
+    planes, value = refine(Z, max(heap)[2], want_w, other_w, deadline=final)
     return CoresetResult(value, planes, lower, n_eval, n_blocks, stop_reason)

@@ -14,13 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._backend import CPU, Backend
 from .._backend._cpu_union import union_search_cpu
 from .._combinatorics import n_combinations
 from .._dichotomies import dominant_dichotomies
 from .._geometry import affine_frame
 from .._search import Candidate, ChunkResult, run_search
+from ._array_union import union_search_array
 
-__all__ = ["UnionResult", "exact_union", "union_errors"]
+__all__ = ["UnionResult", "bitset_kernel_args", "candidate_family", "exact_union",
+           "union_errors"]
 
 
 @dataclass
@@ -54,6 +57,24 @@ def _bit_slices(weights: np.ndarray, n_words: int) -> np.ndarray:
     return _pack(((w[None, :] >> np.arange(levels)[:, None]) & 1).astype(bool), n_words)
 
 
+def candidate_family(U, want_w, other_w, max_planes=None):
+    """The dominant realizable subsets of ``U`` (:func:`dominant_dichotomies`) sorted by
+    the unwanted weight they cover (ties in their own order): ``(family, cover)``."""
+    family = dominant_dichotomies(U, want_w > other_w, max_planes=max_planes)
+    cover = family.astype(np.float64) @ other_w
+    order = np.lexsort((np.arange(len(family)), cover))
+    return family[order], np.ascontiguousarray(cover[order])
+
+
+def bitset_kernel_args(family, cover, want_w, other_w):
+    """The leading arguments of :func:`union_search_cpu` for a sorted family:
+    ``(S, cover, gain, want_masks, other_masks)``."""
+    n_words = (family.shape[1] + 63) // 64
+    gain = (family.astype(np.float64) @ want_w).astype(np.int64)
+    return (_pack(family, n_words), cover, gain, _bit_slices(want_w, n_words),
+            _bit_slices(other_w, n_words))
+
+
 def exact_union(
     U: np.ndarray,
     want_w: np.ndarray,
@@ -61,6 +82,7 @@ def exact_union(
     K: int,
     *,
     max_planes: int | None = None,
+    backend: Backend = CPU,
     time_limit: float | None = None,
     n_jobs: int | None = None,
     verbose: int = 0,
@@ -70,26 +92,31 @@ def exact_union(
     ``want_w[i]`` / ``other_w[i]``: integer weight of the samples at point ``i`` of the union
     class / of the other class. ``max_planes`` keeps only the hyperplanes through the first
     ``max_planes`` D-subsets (lexicographic order): the result is then the best union of
-    that family only (``complete=False``).
+    that family only (``complete=False``). ``backend``: ``CPU`` (the Numba bitset kernel) or
+    an array-generic backend (the reference on NumPy, the GPU path on CuPy); all return the
+    same subsets.
     """
     if np.any(want_w % 1) or np.any(other_w % 1):
         raise ValueError("the exact maxout search needs integer sample weights")
-    n = len(U)
-    want = want_w > other_w
-    family = dominant_dichotomies(U, want, max_planes=max_planes)
-    truncated = max_planes is not None and max_planes < n_combinations(n, affine_frame(U).dim)
-    cover = family.astype(np.float64) @ other_w
-    order = np.lexsort((np.arange(len(family)), cover))
-    family, cover = family[order], np.ascontiguousarray(cover[order])
-    n_words = (n + 63) // 64
-    S = _pack(family, n_words)
-    want_masks = _bit_slices(want_w, n_words)
-    other_masks = _bit_slices(other_w, n_words)
+    family, cover = candidate_family(U, want_w, other_w, max_planes)
+    truncated = (max_planes is not None
+                 and max_planes < n_combinations(len(U), affine_frame(U).dim))
+    if backend.array_generic:
+        F = backend.xp.asarray(family.astype(np.float64))
+
+        def kernel(r0, r1, ub_lt, ub_le):
+            return union_search_array(backend.xp, F, cover, want_w, other_w, K, r0, r1,
+                                      ub_lt, ub_le)
+    else:
+        args = bitset_kernel_args(family, cover, want_w, other_w)
+
+        def kernel(r0, r1, ub_lt, ub_le):
+            return union_search_cpu(*args, K, r0, r1, ub_lt, ub_le)
+
     evaluated = []
 
     def scan(r0, r1, ub_lt, ub_le):
-        val, idx, n_eval = union_search_cpu(S, cover, want_masks, other_masks, K, r0, r1,
-                                            ub_lt, ub_le)
+        val, idx, n_eval = kernel(r0, r1, ub_lt, ub_le)
         evaluated.append(n_eval)
         best = Candidate(float(val), int(idx[0]), idx.copy()) if idx[0] >= 0 else None
         return ChunkResult(best, [], r1)
@@ -97,6 +124,11 @@ def exact_union(
     out = run_search(len(family), scan, lambda pending, bound: [], upper_bound=np.inf,
                      time_limit=time_limit, n_jobs=n_jobs, verbose=verbose,
                      desc="Deep-ICE", chunk_size=64)
+    if out.best is None:  # the time limit struck before any chunk: the best constant
+        ends = [int(np.flatnonzero(~family.any(axis=1))[0]),
+                int(np.flatnonzero(family.all(axis=1))[0])]
+        errs = [union_errors(family[[e]], want_w, other_w) for e in ends]
+        out.best = Candidate(min(errs), -1, np.full(K, ends[int(np.argmin(errs))]))
     sets = family[out.best.payload]
     value = union_errors(sets, want_w, other_w)
     assert value == out.best.value, (value, out.best.value)
