@@ -1,6 +1,7 @@
 """ThresholdNetLasso: exactness against brute force, closed form, certificates, errors."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -315,3 +316,44 @@ def test_convergence_warning_on_tiny_budget():
     with pytest.warns(ConvergenceWarning, match="duality gap"):
         ThresholdNetLasso(beta=1e-3, solver="sklearn", max_iter=2, n_arrangements=200,
                           random_state=0).fit(X, y)
+
+
+# -- regressions ------------------------------------------------------------------------------
+def test_lars_breakdown_on_degenerate_design_falls_back():
+    """scikit-learn's common check_sample_weights_list data: LARS broke down on this binary,
+    rank-deficient design (a pattern plus its complement is the bias column) and returned
+    coefficients ~1e13 (objective 4.8e10); the polish was warm started from that point.
+    The fallback must reach the certified optimum of the same dictionary."""
+    from exactclf.threshold._solvers import solve_lasso
+
+    rnd = np.random.RandomState(0)
+    X = rnd.uniform(size=(30, 3))
+    y = np.arange(30) % 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = ThresholdNetLasso(n_arrangements=50, arrangements="sample",
+                                random_state=0).fit(X, y, sample_weight=[3] * 30)
+    Y = np.where(y[:, None] == clf.classes_, 1.0, -1.0)
+    assert clf.objective_ < 0.5 * 3 * Y.size * 1e-1
+    assert clf.dual_gap_ <= 1e-6 * 0.5 * 3 * Y.size
+    # the same optimum on the weighted problem as on the repeated one
+    ref = ThresholdNetLasso(n_arrangements=50, arrangements="sample", random_state=0).fit(
+        np.repeat(X, 3, axis=0), np.repeat(y, 3))
+    assert clf.objective_ == pytest.approx(ref.objective_, rel=1e-6)
+    # an independent solver (FISTA) agrees with the LARS chain on a degenerate design
+    D = np.vstack([sample_patterns(X, 50, np.random.default_rng(s)).patterns[:10, :12]
+                   for s in range(3)]).astype(float)
+    ys = np.where(np.arange(30) % 3 == 1, 1.0, -1.0)
+    w, *_ = solve_lasso(D, ys, 1e-3, "squared", "lars", np.full(30, 3.0))
+    ref = lasso_reference(D, ys, 1e-3 / 3.0) * 3.0
+    p, _ = duality_gap(D, ys, w, 1e-3, "squared", np.full(30, 3.0))
+    assert p == pytest.approx(ref, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "degenerate"])
+def test_qp_solver_matches_brute_force(kind):
+    X, y = small_data(kind)
+    clf = ThresholdNetLasso(beta=0.05, arrangements="exact", solver="qp").fit(X, y)
+    ref = lasso_reference(brute_force_patterns(X).astype(float), 2.0 * y - 1.0, 0.05)
+    assert clf.solver_ == "qp" and clf.is_optimal_
+    assert clf.objective_ == pytest.approx(ref, rel=1e-7, abs=1e-9)

@@ -45,7 +45,7 @@ class _ThresholdNetBase(BaseEstimator):
         "n_arrangements": [Interval(Integral, 1, None, closed="left")],
         "reconstruction": [StrOptions({"svm", "pi"})],
         "hidden_layer_sizes": [tuple, list, None],
-        "solver": [StrOptions({"auto", "closed_form", "lars", "skglm", "sklearn", "highs"})],
+        "solver": [StrOptions({"auto", "closed_form", "lars", "qp", "skglm", "sklearn", "highs"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -338,15 +338,21 @@ _DOC_PARAMS = """
         threshold layers; every neuron of layer ``l + 1`` reads ``m_l`` random neurons of
         layer ``l``, with random weights; the Lasso selects the last layer's neurons (a
         sampled dictionary: optimal for it, not certified over all deep networks).
-    solver : {"auto", "closed_form", "lars", "skglm", "sklearn", "highs"}, default="auto"
+    solver : {"auto", "closed_form", "lars", "qp", "skglm", "sklearn", "highs"}, \
+default="auto"
         Lasso solver. ``"auto"``: squared loss, the closed form on complete arrangements,
-        else ``"lars"`` (the exact LARS-Lasso homotopy, polished by coordinate descent if
-        its gap misses ``tol``; robust for the small ``beta`` where coordinate descent on
-        these highly coherent 0/1 designs stalls); logistic loss, ``"skglm"`` (Anderson
-        accelerated coordinate descent) when skglm is installed and the weights are equal,
-        else ``"sklearn"`` (liblinear); hinge loss, always a linear program on HiGHS
-        (``"highs"``). ``"sklearn"`` for the squared loss is scikit-learn's coordinate
-        descent.
+        else ``"lars"``. ``"lars"``: the exact LARS-Lasso homotopy (the fastest measured on
+        these designs, see ``benchmarks/threshold_solvers.py``); where it breaks down
+        (arrangement designs are degenerate: 0/1 entries, tied correlations, a pattern plus
+        its complement equals the bias column) or misses ``tol``, the problem goes to
+        ``"qp"`` when the design has at most ``10**5`` entries, then to coordinate descent
+        (skglm where installed, else scikit-learn), warm started from a usable point.
+        ``"qp"``: the Lasso's dual as a quadratic program on HiGHS's active-set solver
+        (exact whatever the degeneracy; fast for small designs only). Logistic loss:
+        ``"auto"`` is ``"skglm"`` (Anderson accelerated coordinate descent) when skglm is
+        installed and the weights are equal, else ``"sklearn"`` (liblinear). Hinge loss:
+        always a linear program on HiGHS (``"highs"``). ``"sklearn"`` for the squared loss
+        is scikit-learn's coordinate descent.
     tol : float, default=1e-6
         Target duality gap relative to the loss of the zero network; the solver's own
         tolerance is tightened (warm started) up to three times to reach it.

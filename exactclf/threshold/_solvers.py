@@ -24,11 +24,13 @@ import warnings
 
 import numpy as np
 
-__all__ = ["LOSSES", "SOLVERS", "skglm_available", "primal_objective", "duality_gap",
-           "solve_lasso", "resolve_solver"]
+__all__ = ["LOSSES", "SOLVERS", "QP_MAX_ENTRIES", "skglm_available", "primal_objective",
+           "duality_gap", "solve_lasso", "resolve_solver"]
 
 LOSSES = ("squared", "logistic", "hinge")
-SOLVERS = ("auto", "closed_form", "lars", "skglm", "sklearn", "highs")
+SOLVERS = ("auto", "closed_form", "lars", "qp", "skglm", "sklearn", "highs")
+#: the QP fallback of LARS is tried on designs with at most this many entries (n x P)
+QP_MAX_ENTRIES = 10**5
 
 
 def skglm_available() -> bool:
@@ -51,9 +53,11 @@ def resolve_solver(solver: str, loss: str, uniform_weights: bool) -> str:
     if solver == "highs":
         raise ValueError(f"solver='highs' solves loss='hinge' only, not loss={loss!r}; use "
                          "solver='skglm' or 'sklearn'.")
+    if solver in ("lars", "qp") and loss != "squared":
+        raise ValueError(f"solver={solver!r} solves loss='squared' only, not loss={loss!r}.")
+    if solver == "qp":
+        return "qp"
     if solver == "lars" or (solver == "auto" and loss == "squared"):
-        if loss != "squared":
-            raise ValueError(f"solver='lars' solves loss='squared' only, not loss={loss!r}.")
         return "lars"
     if solver == "skglm":
         if not skglm_available():
@@ -162,15 +166,66 @@ def _solve_sklearn(D, y, beta, loss, s, tol, max_iter, w0):
 
 
 def _solve_lars(D, y, beta, s, max_iter):
-    """The exact homotopy (LARS-Lasso) path down to ``beta``."""
+    """The exact homotopy (LARS-Lasso) path down to ``beta``.
+
+    Returns ``(w, n_iter, reliable)``: ``reliable`` is False when scikit-learn's LARS warned
+    that it broke down. Arrangement designs are degenerate (0/1 entries, exact ties between
+    correlations, linearly dependent columns: a pattern, its complement and the all-ones
+    column); there LARS may stop early with an uncontrolled step, returning huge
+    cancelling coefficients (objective far above that of ``w = 0``) that are no use even as a
+    warm start."""
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LassoLars
 
     r = np.sqrt(s)
     est = LassoLars(alpha=beta / len(y), fit_intercept=False, max_iter=max_iter)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         est.fit(D * r[:, None], y * r)
-    return est.coef_.ravel().astype(np.float64), int(est.n_iter_)
+    reliable = not any(issubclass(c.category, ConvergenceWarning) for c in caught)
+    return est.coef_.ravel().astype(np.float64), int(est.n_iter_), reliable
+
+
+def _solve_qp(D, y, beta, s):
+    """The Lasso's dual, a quadratic program in ``n`` variables, on HiGHS's active-set QP
+    solver: ``min_theta sum theta^2 / (2 s) - y . theta`` s.t. ``-beta <= D^T theta <= beta``;
+    the Lasso weights are the multipliers of the ``P`` range rows (``w = -row duals``).
+
+    Exact up to floating point whatever the degeneracy of ``D``; its cost grows quickly with
+    ``n`` and ``P`` (a fallback for small designs). Returns ``(w, n_iter, reliable)``."""
+    import highspy
+    from scipy import sparse
+
+    n, P = D.shape
+    A = sparse.csc_matrix(D.T)
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, P
+    lp.col_cost_ = -y
+    lp.col_lower_ = np.full(n, -highspy.kHighsInf)
+    lp.col_upper_ = np.full(n, highspy.kHighsInf)
+    lp.row_lower_ = np.full(P, -beta)
+    lp.row_upper_ = np.full(P, beta)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr
+    lp.a_matrix_.index_ = A.indices
+    lp.a_matrix_.value_ = A.data
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, P
+    hessian = highspy.HighsHessian()
+    hessian.dim_ = n
+    hessian.format_ = highspy.HessianFormat.kTriangular
+    hessian.start_ = np.arange(n + 1, dtype=np.int32)
+    hessian.index_ = np.arange(n, dtype=np.int32)
+    hessian.value_ = 1.0 / s
+    model = highspy.HighsModel()
+    model.lp_ = lp
+    model.hessian_ = hessian
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(model)
+    h.run()
+    reliable = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    w = -np.asarray(h.getSolution().row_dual, dtype=np.float64)
+    return w, int(h.getInfo().qp_iteration_count), reliable
 
 
 def _solve_highs_hinge(D, y, beta, s, time_limit=None):
@@ -196,8 +251,14 @@ def _solve_highs_hinge(D, y, beta, s, time_limit=None):
 
 def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     """Minimize ``L(D w) + beta |w|_1`` until the relative duality gap (gap divided by the
-    loss at ``w = 0``) is at most ``tol``, tightening the solver's own tolerance (warm
-    started) up to three times.
+    loss at ``w = 0``) is at most ``tol``.
+
+    ``"lars"`` and ``"qp"`` are direct methods; when one misses ``tol`` (LARS breaks down on
+    degenerate designs) the problem goes on to the next: LARS to the QP while
+    ``D`` has at most ``QP_MAX_ENTRIES`` entries, then to coordinate descent (skglm where
+    installed, else scikit-learn), warm started from the direct method's point unless that
+    method failed or did worse than ``w = 0``. Coordinate descent tightens its own tolerance
+    (warm started) up to three times.
 
     Returns ``(w, n_iter, primal, gap, converged)``.
 
@@ -210,18 +271,30 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     (True, 0.285, array([ 0.9,  0. , -1.8]))
     """
     loss0 = float(_loss_values(np.zeros(len(y)), y, s, loss).sum())
+    target = tol * max(loss0, 1e-300)
     if loss == "hinge":
         w, n_iter, theta = _solve_highs_hinge(D, y, beta, s)
         primal, gap = duality_gap(D, y, w, beta, loss, s, theta=theta)
-        return w, n_iter, primal, gap, gap <= tol * max(loss0, 1e-300)
+        return w, n_iter, primal, gap, gap <= target
     n_iter = 0
     w = w0
+    direct = []
     if solver == "lars":
-        w, n_iter = _solve_lars(D, y, beta, s, max_iter)
+        direct = ["lars", "qp"] if D.size <= QP_MAX_ENTRIES else ["lars"]
+    elif solver == "qp":
+        direct = ["qp"]
+    for method in direct:
+        if method == "lars":
+            w, it, reliable = _solve_lars(D, y, beta, s, max_iter)
+        else:
+            w, it, reliable = _solve_qp(D, y, beta, s)
+        n_iter += it
         primal, gap = duality_gap(D, y, w, beta, loss, s)
-        if gap <= tol * max(loss0, 1e-300):
+        if gap <= target:
             return w, n_iter, primal, gap, True
-        # polish with coordinate descent, warm started
+        if not reliable or primal >= loss0:
+            w = None
+    if direct:
         solver = "skglm" if skglm_available() else "sklearn"
     run = _solve_skglm if solver == "skglm" else _solve_sklearn
     inner_tol = tol
@@ -229,7 +302,7 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
         w, it = run(D, y, beta, loss, s, inner_tol, max_iter, w)
         n_iter += it
         primal, gap = duality_gap(D, y, w, beta, loss, s)
-        if gap <= tol * max(loss0, 1e-300):
+        if gap <= target:
             return w, n_iter, primal, gap, True
         inner_tol *= 1e-2
     return w, n_iter, primal, gap, False
