@@ -157,3 +157,16 @@ def test_budget_and_bad_input():
         DeepICEMaxoutClassifier().fit(X, y, sample_weight=np.full(30, 0.5))
     with pytest.raises(ValueError, match="Only binary"):
         DeepICEMaxoutClassifier().fit(X, np.arange(30) % 3)
+
+
+def test_exact_union_upper_bound():
+    """Below the bound: the unbounded answer; at the optimum: nothing better, proven."""
+    rng = np.random.default_rng(4)
+    Z = rng.normal(size=(25, 2))
+    want = (np.abs(Z[:, 1]) > 0.5).astype(float)
+    free = exact_union(Z, want, 1 - want, 2)
+    above = exact_union(Z, want, 1 - want, 2, upper_bound=free.value + 1)
+    at = exact_union(Z, want, 1 - want, 2, upper_bound=free.value)
+    assert above.value == free.value and np.array_equal(above.sets, free.sets)
+    assert at.complete and at.value >= free.value
+    assert at.value == min(want.sum(), (1 - want).sum())  # the best constant network

@@ -207,8 +207,10 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             remaining = None
             if self.time_limit is not None:  # half of the budget left for the first polarity
                 remaining = max(self.time_limit - (time.perf_counter() - t0), 1e-3) / share
+            # the second polarity only has to beat the first (ties go to polarity +1)
+            bound = results[1][0] if results else np.inf
             results[polarity] = self._search(Z, want_w, other_w, self.n_hyperplanes, remaining,
-                                             backend)
+                                             backend, bound)
         self.polarity_ = min(results, key=lambda p: (results[p][0], -p))
         value, planes = results[self.polarity_][:2]
         complete = all(r[4] for r in results.values())
@@ -240,7 +242,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         small = planes <= _MAX_EXACT_PLANES and tuples <= _MAX_EXACT_TUPLES
         return "exact" if small else "coreset"
 
-    def _search(self, Z, want_w, other_w, K, time_limit, backend):
+    def _search(self, Z, want_w, other_w, K, time_limit, backend, upper_bound):
         """One polarity: ``(value, planes, lower_bound, n_evaluated, complete)``."""
         if self.method_ == "exact" and K == 1:
             # one half-space: the exact linear problem, solved by the ICE search
@@ -252,7 +254,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                     res.n_candidates, res.complete)
         if self.method_ == "exact":
             res = exact_union(Z, want_w, other_w, K, max_planes=self.max_candidates,
-                              backend=backend, time_limit=time_limit, n_jobs=self.n_jobs,
+                              backend=backend, upper_bound=upper_bound,
+                              time_limit=time_limit, n_jobs=self.n_jobs,
                               verbose=self.verbose)
             planes = [max_margin_separator(Z, s) for s in res.sets]
             lower = float(np.minimum(want_w, other_w).sum())

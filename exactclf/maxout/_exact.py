@@ -83,6 +83,7 @@ def exact_union(
     *,
     max_planes: int | None = None,
     backend: Backend = CPU,
+    upper_bound: float = np.inf,
     time_limit: float | None = None,
     n_jobs: int | None = None,
     verbose: int = 0,
@@ -94,7 +95,9 @@ def exact_union(
     ``max_planes`` D-subsets (lexicographic order): the result is then the best union of
     that family only (``complete=False``). ``backend``: ``CPU`` (the Numba bitset kernel) or
     an array-generic backend (the reference on NumPy, the GPU path on CuPy); all return the
-    same subsets.
+    same subsets. ``upper_bound``: only unions with fewer errors are searched for; when there
+    is none (or the time limit strikes first), the better of the empty and the full set is
+    returned, and ``complete`` then proves that no union errs less than ``upper_bound``.
     """
     if np.any(want_w % 1) or np.any(other_w % 1):
         raise ValueError("the exact maxout search needs integer sample weights")
@@ -121,10 +124,10 @@ def exact_union(
         best = Candidate(float(val), int(idx[0]), idx.copy()) if idx[0] >= 0 else None
         return ChunkResult(best, [], r1)
 
-    out = run_search(len(family), scan, lambda pending, bound: [], upper_bound=np.inf,
+    out = run_search(len(family), scan, lambda pending, bound: [], upper_bound=upper_bound,
                      time_limit=time_limit, n_jobs=n_jobs, verbose=verbose,
                      desc="Deep-ICE", chunk_size=64)
-    if out.best is None:  # the time limit struck before any chunk: the best constant
+    if out.best is None:  # nothing below upper_bound, or no chunk ran: the best constant
         ends = [int(np.flatnonzero(~family.any(axis=1))[0]),
                 int(np.flatnonzero(family.all(axis=1))[0])]
         errs = [union_errors(family[[e]], want_w, other_w) for e in ends]
