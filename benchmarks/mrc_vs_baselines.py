@@ -22,8 +22,11 @@ clock, after a warm-up fit that compiles the Numba kernel.
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import time
 import warnings
+from importlib.metadata import version
 
 import numpy as np
 from sklearn.datasets import make_classification
@@ -34,17 +37,32 @@ from exactclf.mrc import MRCCCG
 from exactclf.mrc._ccg import mrc_full_lp, mrc_statistics
 
 
-def full_lp(clf: MRCCCG, X, y, time_limit):
-    """The full LP in the features of the fitted ``clf`` (same psi, tau, lambda)."""
+def full_lp_nonzeros(Psi: np.ndarray, n_classes: int) -> int:
+    """Nonzeros of the full LP's matrix: row (i, C) holds nu and (mu1, mu2) of the |C| class
+    blocks at the nonzeros of psi(x_i)."""
+    nnz_rows = np.count_nonzero(Psi, axis=1).sum()
+    # sum over the nonempty subsets C of |C| = K 2^(K-1); 2^K - 1 rows per sample
+    return int((2**n_classes - 1) * len(Psi) + 2 * n_classes * 2 ** (n_classes - 1) * nnz_rows)
+
+
+def full_lp(clf: MRCCCG, X, y, time_limit, max_nonzeros):
+    """The full LP in the features of the fitted ``clf`` (same psi, tau, lambda); ``R`` is
+    None unless HiGHS proved it optimal."""
     t0 = time.perf_counter()
     Psi = clf._psi(X)
+    K = len(clf.classes_)
+    nnz = full_lp_nonzeros(Psi, K)
+    if nnz > max_nonzeros:
+        return None, None, (f"not run: {len(Psi) * (2**K - 1)} rows, {nnz:.2e} nonzeros > "
+                            f"--full-lp-max-nonzeros={max_nonzeros:.0e} (memory)")
     scale = np.abs(Psi).max(axis=0)
     scale[scale == 0] = 1.0
     Psi = Psi / scale
     y_idx = np.searchsorted(clf.classes_, y)
-    tau, lam = mrc_statistics(Psi, y_idx, len(clf.classes_), clf.s)
-    res = mrc_full_lp(Psi, y_idx, len(clf.classes_), tau, lam, time_limit=time_limit)
-    return res.objective, time.perf_counter() - t0, f"{res.status}, {res.n_rows} rows"
+    tau, lam = mrc_statistics(Psi, y_idx, K, clf.s)
+    res = mrc_full_lp(Psi, y_idx, K, tau, lam, time_limit=time_limit)
+    R = res.objective if res.status == "Optimal" else None
+    return R, time.perf_counter() - t0, f"{res.status}, {res.n_rows} rows, {nnz:.2e} nonzeros"
 
 
 def mrcpy_ccg(X, y, phi, n_components):
@@ -77,7 +95,8 @@ def run_case(name, X, y, args, **params):
     rows.append(("MRCCCG", clf.upper_, t_ccg, note))
     R_full = t_full = None
     if not args.skip_full_lp:
-        R_full, t_full, note = full_lp(clf, X, y, args.full_lp_time_limit)
+        R_full, t_full, note = full_lp(clf, X, y, args.full_lp_time_limit,
+                                       args.full_lp_max_nonzeros)
         rows.append(("full LP (HiGHS)", R_full, t_full, note))
     R_p, t_p, note = mrcpy_ccg(X, y, params.get("phi", "linear"), params.get("n_components"))
     if t_p is not None or args.show_missing:
@@ -87,7 +106,7 @@ def run_case(name, X, y, args, **params):
         R_txt = "-" if R is None else f"{R:.8f}"
         sec_txt = "-" if sec is None else f"{sec:.2f}"
         print(f"{name:<28} {label:<16} {sec_txt:>9} {R_txt:>11} {dR:>9}  {note}", flush=True)
-    if t_full is not None:
+    if R_full is not None:
         print(f"{name:<28} speed-up full LP / MRCCCG: {t_full / t_ccg:.1f}x", flush=True)
 
 
@@ -103,7 +122,11 @@ def main() -> None:
     parser.add_argument("--lp-solver", default="highs", choices=["highs", "gurobi"])
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
     parser.add_argument("--skip-full-lp", action="store_true")
-    parser.add_argument("--full-lp-time-limit", type=float, default=None)
+    parser.add_argument("--full-lp-time-limit", type=float, default=None,
+                        help="seconds; a full LP stopped by it reports no R*")
+    parser.add_argument("--full-lp-max-nonzeros", type=float, default=1.2e8,
+                        help="skip full LPs with more nonzeros (930000 rows x 21 features x "
+                             "K=5 is 1.0e8, about 14 GB of peak memory in HiGHS)")
     parser.add_argument("--show-missing", action="store_true",
                         help="print a row for MRCpy also when it is not installed")
     args = parser.parse_args()
@@ -111,6 +134,10 @@ def main() -> None:
     # compile the Numba kernel once (cached on disk afterwards), outside the timings
     Xw, yw = make_classification(n_samples=60, n_features=4, random_state=0)
     MRCCCG(device=args.device).fit(Xw, yw)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, "
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}, highspy "
+          f"{version('highspy')}; MRCCCG eps1={args.eps1}, "
+          f"lp_solver={args.lp_solver}, device={args.device}")
     print(f"{'case':<28} {'method':<16} {'time [s]':>9} {'R*':>11} {'R - full':>9}  note")
     for n in args.n:
         for K in args.classes:
