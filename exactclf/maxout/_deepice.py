@@ -25,7 +25,8 @@ from ._exact import exact_union
 __all__ = ["DeepICEMaxoutClassifier"]
 
 #: method="auto" runs the exact search only below these sizes, else the coreset heuristic:
-#: K-tuples before pruning (measured: ~1e8 K-tuples/s after pruning; see the benchmark),
+#: K-tuples before pruning (the serial kernel settles 1e9-1e10 K-tuples/s with pruning on
+#: 2-D data, far fewer when a polarity fits poorly; see the benchmark),
 #: hyperplanes to enumerate (about 2e5 per second), and for K = 1 (the linear problem,
 #: solved by the ICE search) candidate hyperplanes
 _MAX_EXACT_TUPLES = 1e10
@@ -45,11 +46,12 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     hyperplanes through D unique points, exact on duplicates and degenerate data) and finds
     the K of them whose union errs least, with a bitset kernel and incumbent pruning (for
     K = 1, the linear problem, it runs the ICE search of :class:`ICEClassifier`). Its
-    cost grows like ``(2 C(n, D))**K / K!`` before pruning: a hundred points in 2-D for K=2
-    or 3 takes seconds. ``method="coreset"`` is the Deep-ICE paper's heuristic for large data:
-    exact solves on small blocks, the best networks kept and their blocks merged until a
-    small coreset remains, every candidate scored on the full data. It returns a proven
-    ``lower_bound_`` too (the largest exact block optimum).
+    cost grows like ``(2 C(n, D))**K / K!`` before pruning: a hundred points in 2-D take
+    about a second for K=2, and from a second to minutes for K=3 (pruning is weak when the
+    first polarity searched fits the data poorly). ``method="coreset"`` is the Deep-ICE
+    paper's heuristic for large data: exact solves on small blocks, the best networks kept
+    and their blocks merged until a small coreset remains, every candidate scored on the
+    full data. It returns a proven ``lower_bound_`` too (the largest exact block optimum).
 
     Parameters
     ----------
