@@ -357,3 +357,17 @@ def test_qp_solver_matches_brute_force(kind):
     ref = lasso_reference(brute_force_patterns(X).astype(float), 2.0 * y - 1.0, 0.05)
     assert clf.solver_ == "qp" and clf.is_optimal_
     assert clf.objective_ == pytest.approx(ref, rel=1e-7, abs=1e-9)
+
+
+def test_qp_cycling_on_duplicated_points_terminates():
+    """check_sample_weights_shape's data (4 distinct points, each 4 times): HiGHS's
+    active-set QP cycled forever on its 13-pattern design; now it is iteration-capped and the
+    chain goes on to coordinate descent."""
+    X = np.repeat(np.array([[1, 3], [2, 1], [3, 3], [4, 1]], float), 4, axis=0)
+    y = np.repeat([1, 2, 1, 2], 4)
+    clf = ThresholdNetLasso(n_arrangements=50, arrangements="sample", random_state=0,
+                            solver="sklearn", tol=1e-9, max_iter=100000).fit(X, y)
+    chain = ThresholdNetLasso(n_arrangements=50, arrangements="sample",
+                              random_state=0).fit(X, y)
+    assert chain.dual_gap_ <= 1e-6 * 0.5 * len(y)
+    assert chain.objective_ == pytest.approx(clf.objective_, rel=1e-5)

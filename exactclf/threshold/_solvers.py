@@ -221,6 +221,8 @@ def _solve_qp(D, y, beta, s):
     model.hessian_ = hessian
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    # the active-set method can cycle on degenerate designs (seen on 4 points x 13 patterns)
+    h.setOptionValue("qp_iteration_limit", 20 * (n + P) + 100)
     h.passModel(model)
     h.run()
     reliable = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
