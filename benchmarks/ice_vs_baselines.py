@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from exactclf._experiments import ice_table1
+from exactclf._experiments.ice_table1 import ice_table1
 from exactclf.cli import ICE_TABLE1
 
 if __name__ == "__main__":

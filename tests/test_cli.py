@@ -30,7 +30,8 @@ def test_main_parses_demo(capsys):
 def voicepath_csv(tmp_path):
     X, y = load_voicepath(return_X_y=True)
     path = tmp_path / "voice.csv"
-    lines = ["jitter,shimmer,diagnosis"] + [f"{float(a)!r},{float(b)!r},{'sick' if t == 1 else 'healthy'}"
+    label = {1: "sick"}
+    lines = ["jitter,shimmer,diagnosis"] + [f"{float(a)!r},{float(b)!r},{label.get(t, 'healthy')}"
                                             for (a, b), t in zip(X, y, strict=True)]
     path.write_text("\n".join(lines) + "\n")
     return path, X, y
@@ -104,7 +105,7 @@ def test_describe_model_uses_feature_names():
 
 
 def test_reproduce_ice_table1_rows():
-    from exactclf._experiments import ice_table1
+    from exactclf._experiments.ice_table1 import ice_table1
 
     out = io.StringIO()
     rows = ice_table1(datasets=["voicepath"], milp_time_limit=2.0, n_jobs=1, out=out)

@@ -1,8 +1,4 @@
-"""The seed papers' experiments, re-run on this machine: ``exactclf reproduce NAME``.
-
-Each function prints its table as it goes (progress) and returns the rows; the scripts in
-``benchmarks/`` are thin command-line wrappers around them.
-"""
+"""ICE paper, Table 1: ``exactclf reproduce ice-table1`` (``benchmarks/ice_vs_baselines.py``)."""
 
 from __future__ import annotations
 
@@ -12,13 +8,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["EXPERIMENTS", "ice_table1", "milp_errors"]
+__all__ = ["ice_table1", "milp_errors"]
 
 
 def milp_errors(X, y, time_limit: float) -> tuple[int, float, str]:
     """Fit the big-M MILP (|w| <= 1e3) on standardized features; (errors, seconds, status)."""
-    from ._base import merge_duplicates
-    from .linear._milp import bigm_milp
+    from .._base import merge_duplicates
+    from ..linear._milp import bigm_milp
 
     t0 = time.perf_counter()
     mean, std = X.mean(axis=0), X.std(axis=0)
@@ -36,9 +32,9 @@ def ice_table1(quick: bool = False, datasets: Sequence[str] | None = None,
     """ICE paper, Table 1: the exact optimum of ICEClassifier on the bundled datasets next to
     a HiGHS big-M MILP, LinearSVC, LogisticRegression and LDA (errors and fit time), then the
     speed ratio MILP / ICE. ``quick``: Voicepath and Haberman, MILP limited to 60 s."""
-    from . import ICEClassifier
-    from .cli import ICE_TABLE1, linear_baselines, timed_fit
-    from .datasets import load_dataset
+    from .. import ICEClassifier
+    from ..cli import ICE_TABLE1, linear_baselines, timed_fit
+    from ..datasets import load_dataset
 
     out = sys.stdout if out is None else out
     if datasets is None:
@@ -67,7 +63,3 @@ def ice_table1(quick: bool = False, datasets: Sequence[str] | None = None,
         print(f"{name}: MILP time / ICE time = {t_milp / t_ice:.1f}x{capped}", file=out)
     return rows
 
-
-EXPERIMENTS = {
-    "ice-table1": ice_table1,
-}
