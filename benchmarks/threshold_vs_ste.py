@@ -15,19 +15,14 @@ network, 5 initializations each, full-batch Adam), side by side.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _ste import PROXIES, train_ste  # noqa: E402
-
-from exactclf.datasets import load_haberman  # noqa: E402
-from exactclf.threshold import ThresholdNetLasso  # noqa: E402
+from exactclf.datasets import load_haberman
+from exactclf.threshold import ThresholdNetLasso
+from exactclf.threshold._ste import PROXIES, train_ste
 
 BETA = 1e-3
 

@@ -12,8 +12,6 @@ epoch and compare it with the convex optimum (a horizontal line).
 
 # %%
 # Data: Gaussian inputs, labels from a random two-layer tanh teacher.
-import os
-import sys
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -35,9 +33,7 @@ print(f"objective {clf.objective_:.4g}, duality gap {clf.dual_gap_:.1e}, "
 # %%
 # STE training (numpy, full-batch Adam) of networks of the same width, recording the
 # objective per epoch.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath("__file__")), "..",
-                                "benchmarks"))
-from _ste import PROXIES, ste_objective, train_ste  # noqa: E402
+from exactclf.threshold._ste import PROXIES, ste_objective, train_ste  # noqa: E402
 
 fig, ax = plt.subplots(figsize=(7, 4))
 for proxy in PROXIES:

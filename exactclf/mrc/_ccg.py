@@ -588,13 +588,13 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has feature names that are all strings.
-    mu_ : ndarray of shape (n_classes * n_phi_features_,)
+    mu_ : ndarray of shape (n_classes * `n_phi_features_`,)
         MRC parameters, in the layout of ``Phi``: ``mu_[y * n_phi_features_ + l]``.
     nu_ : float
         ``nu(mu_)``, evaluated over all training samples and label subsets.
-    tau_, lambda_ : ndarray of shape (n_classes * n_phi_features_,)
+    tau_, lambda_ : ndarray of shape (n_classes * `n_phi_features_`,)
         Mean and uncertainty width of the features.
     upper_ : float
         Certified worst-case 0-1 error ``R(mu_)``; ``R*`` (the minimax risk) is at most this.

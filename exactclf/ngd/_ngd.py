@@ -173,7 +173,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         ``"logistic"`` (two classes) or ``"softmax"``.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has feature names that are all strings.
     device_ : str
         Where the model was trained: ``"cpu"`` or ``"gpu"``.

@@ -305,7 +305,7 @@ class _ThresholdNetBase(BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_neurons_)
+        ndarray of shape (n_samples, `n_neurons_`)
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -394,7 +394,7 @@ _DOC_ATTRS = """
     fit_time_ : float
         Seconds spent in ``fit``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has feature names that are all strings."""
 
 
@@ -404,7 +404,7 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
     A two-layer network ``f(x) = sum_j w_j 1{{a_j . x + b_j >= 0}}`` with weight decay cannot
     be trained by gradients (the threshold's derivative is zero almost everywhere), but on
     the training points every hidden neuron is one of the finitely many hyperplane-
-    arrangement patterns ``d = 1{{X a + b >= 0}}``. Training is therefore the convex program
+    arrangement patterns ``d = 1{{X a + b >= 0}}``. Training is therefore the convex program::
 
         min_w  loss(D w, y) + beta * |w|_1,
 
@@ -429,7 +429,7 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    coef_ : ndarray of shape (n_outputs, n_neurons_)
+    coef_ : ndarray of shape (n_outputs, `n_neurons_`)
         Output weights ``w`` (one row for two classes, one per class otherwise).
     {_DOC_ATTRS}
 
@@ -566,7 +566,7 @@ class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_neurons_,) or (n_targets, n_neurons_)
+    coef_ : ndarray of shape (`n_neurons_`,) or (n_targets, `n_neurons_`)
         Output weights.
     {_DOC_ATTRS}
 
