@@ -1,132 +1,13 @@
-"""DeepICEMaxoutClassifier versus LinearSVC and an MLP of the same architecture.
+"""DeepICEMaxoutClassifier versus LinearSVC and an MLP of the same architecture (5-fold CV).
 
-5-fold cross-validation on the bundled Deep-ICE Table 2 datasets, K in {1, 2, 3} hidden
-hyperplanes: train / test accuracy mean (sd) and fit time of Deep-ICE, LinearSVC, and
-scikit-learn's MLPClassifier with K ReLU units trained by gradient descent (Adam). Deep-ICE
-runs with a per-fit ``--time-limit`` (its exact search where ``method="auto"`` allows it,
-else the coreset heuristic; blocks of ``--coreset-size`` points, fewer in 5-D so a block
-solve stays short); a fit is marked ``*`` in the last column when its optimality is proven
-on every fold. Then the exact kernel's throughput (K-tuples per second) and a check of the
-expectation "Deep-ICE training accuracy >= the MLP's".
+The same run as ``exactclf reproduce deepice-table2``; options: ``--help``.
 
     python benchmarks/deepice_vs_baselines.py [--datasets haberman ...] [--k 1 2 3]
 """
 
-from __future__ import annotations
+import sys
 
-import argparse
-import time
-import warnings
-from math import comb
-
-import numpy as np
-from sklearn.model_selection import StratifiedKFold
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import LinearSVC
-
-from exactclf import DeepICEMaxoutClassifier
-from exactclf._backend._cpu_union import union_search_cpu
-from exactclf._base import merge_duplicates
-from exactclf.datasets import load_dataset
-from exactclf.maxout._exact import bitset_kernel_args, candidate_family
-
-DATASETS = {
-    "haberman": "deepice_haberman",
-    "caesarian": "deepice_caesarian",
-    "bloodtransfer": "bloodtransfer",
-    "sepsis": "sepsis",
-    "voicepath": "deepice_voicepath",
-}
-
-
-def models(K: int, seed: int, n_features: int, args) -> dict:
-    block = args.coreset_size if n_features < 5 else min(args.coreset_size, 14)
-    return {
-        "Deep-ICE": DeepICEMaxoutClassifier(n_hyperplanes=K, random_state=seed,
-                                            time_limit=args.time_limit, coreset_size=block,
-                                            n_jobs=-1),
-        "LinearSVC": make_pipeline(StandardScaler(), LinearSVC(max_iter=100000)),
-        f"MLP ReLU({K})": make_pipeline(
-            StandardScaler(), MLPClassifier(hidden_layer_sizes=(K,), max_iter=2000,
-                                            random_state=seed)),
-    }
-
-
-def cross_validate(name: str, K: int, args, folds: int = 5) -> dict:
-    X, y = load_dataset(name, return_X_y=True)
-    scores: dict = {}
-    for fold, (tr, te) in enumerate(StratifiedKFold(folds, shuffle=True, random_state=0)
-                                    .split(X, y)):
-        for label, model in models(K, fold, X.shape[1], args).items():
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model.fit(X[tr], y[tr])
-            elapsed = time.perf_counter() - t0
-            s = scores.setdefault(label, {"train": [], "test": [], "time": [], "proven": []})
-            s["train"].append((model.predict(X[tr]) == y[tr]).mean())
-            s["test"].append((model.predict(X[te]) == y[te]).mean())
-            s["time"].append(elapsed)
-            s["proven"].append(getattr(model, "is_optimal_", False))
-            if hasattr(model, "method_"):
-                s["method"] = model.method_
-    return scores
-
-
-def throughput() -> None:
-    """The bitset kernel alone on random 2-D data (a noisy disk, its outside as the union),
-    one polarity, serial: K-sets settled per second (the size of the space of K-sets,
-    pruned ones included, over the kernel's time) and K-sets evaluated per second."""
-    rng = np.random.default_rng(0)
-    for K, n in ((2, 100), (3, 40), (3, 100)):
-        X = rng.normal(size=(n, 2))
-        y = (X**2).sum(axis=1) + 0.3 * rng.normal(size=n) > 1.2
-        U, wpos, wneg, _ = merge_duplicates(X, y, np.ones(n))
-        family, cover = candidate_family(U, wpos, wneg)
-        args = bitset_kernel_args(family, cover, wpos, wneg)
-        union_search_cpu(*args, K, 0, 1, np.inf, np.inf)  # compile
-        t0 = time.perf_counter()
-        value, _, n_eval = union_search_cpu(*args, K, 0, len(family), np.inf, np.inf)
-        elapsed = time.perf_counter() - t0
-        space = comb(len(family) + K - 1, K)
-        print(f"kernel K={K}, {n} points in 2-D: {value:g} errors, {len(family)} candidate "
-              f"subsets, {space:.3g} K-sets in {elapsed:.2f} s: {space / elapsed:.3g} K-sets/s "
-              f"settled, {n_eval / elapsed:.3g} K-sets/s evaluated after pruning", flush=True)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
-    parser.add_argument("--k", nargs="+", type=int, default=[1, 2, 3])
-    parser.add_argument("--time-limit", type=float, default=12.0,
-                        help="seconds per Deep-ICE fit (default 12)")
-    parser.add_argument("--coreset-size", type=int, default=20)
-    args = parser.parse_args()
-    print(f"5-fold CV; Deep-ICE time limit {args.time_limit:g} s per fit, coreset blocks of "
-          f"{args.coreset_size} points (at most 14 in 5-D); '*': proven optimal on every fold")
-    print(f"{'dataset':<14} {'K':>2} {'model':<16} {'train acc':>15} {'test acc':>15} "
-          f"{'fit [s]':>8}")
-    shortfalls = []
-    for name in args.datasets:
-        for K in args.k:
-            scores = cross_validate(DATASETS[name], K, args)
-            for label, s in scores.items():
-                tr, te = np.array(s["train"]), np.array(s["test"])
-                tag = f" ({s['method']}{'*' if all(s['proven']) else ''})" if "method" in s else ""
-                print(f"{name:<14} {K:>2} {label:<16} {tr.mean():.3f} ({tr.std():.3f}) "
-                      f"{te.mean():.3f} ({te.std():.3f}) {np.mean(s['time']):>8.2f}{tag}",
-                      flush=True)
-            deep, mlp = np.array(scores["Deep-ICE"]["train"]), np.array(
-                scores[f"MLP ReLU({K})"]["train"])
-            if np.any(deep < mlp):
-                shortfalls.append(f"{name} K={K}: folds {np.flatnonzero(deep < mlp).tolist()} "
-                                  f"(Deep-ICE {deep.mean():.3f} vs MLP {mlp.mean():.3f})")
-    throughput()
-    print("Deep-ICE training accuracy >= MLP's on every fold:",
-          "yes" if not shortfalls else "no; " + "; ".join(shortfalls))
-
+from exactclf._experiments.deepice_table2 import main
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

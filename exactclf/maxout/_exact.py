@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import CPU, Backend
+from .._backend._array_union import union_search_array
 from .._backend._cpu_union import union_search_cpu
 from .._combinatorics import n_combinations
 from .._dichotomies import dominant_dichotomies
 from .._geometry import affine_frame
 from .._search import Candidate, ChunkResult, run_search
-from ._array_union import union_search_array
 
 __all__ = ["UnionResult", "bitset_kernel_args", "candidate_family", "exact_union",
            "union_errors"]
