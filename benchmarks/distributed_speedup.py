@@ -1,6 +1,6 @@
 """Speedup of one exact search with workers: joblib threads and a Dask cluster.
 
-Fits ICEClassifier on Haberman (306 x 3) and DeepICEMaxoutClassifier (K=2, exact) on 60
+Fits ICEClassifier on Haberman (306 x 3) and DeepICEMaxoutClassifier (K=2, exact) on 250
 Voicepath points serially, with joblib threads, and under ``joblib.parallel_config(backend=
 "dask")`` on a ``LocalCluster`` of worker processes; prints fit time, speedup over serial and
 whether the model equals the serial one. Point ``--scheduler`` at a real cluster's scheduler
@@ -25,8 +25,8 @@ def problems():
     X, y = load_dataset("haberman", return_X_y=True)
     yield "ICE haberman", (lambda n_jobs: ICEClassifier(device="cpu", n_jobs=n_jobs)), X, y
     X, y = load_dataset("voicepath", return_X_y=True)
-    idx = np.random.default_rng(0).choice(len(y), 60, replace=False)
-    yield ("Deep-ICE K=2 voicepath[60]",
+    idx = np.random.default_rng(0).choice(len(y), 250, replace=False)
+    yield ("Deep-ICE K=2 voicepath[250]",
            (lambda n_jobs: DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact",
                                                    device="cpu", n_jobs=n_jobs)),
            X[idx], y[idx])
