@@ -29,28 +29,31 @@ DEMO_ICE = ("voicepath", "haberman", "caesarian")
 MODELS = ("ice", "deepice", "threshold", "mrc", "ngd")
 
 
+def _scaled(estimator):
+    """``estimator`` behind a StandardScaler."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), estimator)
+
+
 def linear_baselines() -> dict:
     """The linear classifiers a user would otherwise pick (standardized where it matters)."""
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
 
     return {
-        "LinearSVC": make_pipeline(StandardScaler(), LinearSVC(max_iter=100000)),
-        "LogisticRegression": make_pipeline(StandardScaler(), LogisticRegression(max_iter=10000)),
+        "LinearSVC": _scaled(LinearSVC(max_iter=100000)),
+        "LogisticRegression": _scaled(LogisticRegression(max_iter=10000)),
         "LDA": LinearDiscriminantAnalysis(),
     }
 
 
-def _mlp(hidden, max_iter=2000, **kw):
+def _mlp(hidden, max_iter=2000):
     from sklearn.neural_network import MLPClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
-    return make_pipeline(StandardScaler(), MLPClassifier(hidden, max_iter=max_iter,
-                                                         random_state=0, **kw))
+    return _scaled(MLPClassifier(hidden, max_iter=max_iter, random_state=0))
 
 
 def timed_fit(model, X, y) -> float:
@@ -150,23 +153,16 @@ def demo(datasets: Sequence[str] = DEMO_ICE, n_jobs: int | None = -1, out=None,
     if "threshold" in estimators or "mrc" in estimators or "ngd" in estimators:
         table.section("Certified and Newton-trained models", "accuracy, 70/30 split")
     if "threshold" in estimators:
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-
         X, y = load_dataset("bloodtransfer", return_X_y=True)
         accuracy_rows("threshold net, weight decay", "bloodtransfer", X, y, {
-            "ThresholdNetLasso": make_pipeline(StandardScaler(), ThresholdNetLasso(
+            "ThresholdNetLasso": _scaled(ThresholdNetLasso(
                 beta=1.0, arrangements="sample", n_arrangements=300, random_state=0)),
             "MLPClassifier(50)": _mlp((50,)),
         })
     if "mrc" in estimators:
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-
         X, y = load_dataset("rice_cammeo", return_X_y=True)
         accuracy_rows("minimax risk, 0-1 loss", "rice_cammeo", X, y, {
-            "MRCCCG(fourier)": make_pipeline(StandardScaler(),
-                                             MRCCCG(phi="fourier", random_state=0)),
+            "MRCCCG(fourier)": _scaled(MRCCCG(phi="fourier", random_state=0)),
             "LogisticRegression": linear_baselines()["LogisticRegression"],
         })
     if "ngd" in estimators:
