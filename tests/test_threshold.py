@@ -8,10 +8,12 @@ import pytest
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
+from exactclf.datasets import load_dataset
 from exactclf.threshold import ThresholdNetLasso, ThresholdNetLassoRegressor
+from exactclf.threshold import _solvers as solvers_module
 from exactclf.threshold._arrangements import cover_count, exact_patterns, sample_patterns
 from exactclf.threshold._closed_form import closed_form_fit, layer_cake, project_l1_ball
-from exactclf.threshold._solvers import duality_gap, skglm_available
+from exactclf.threshold._solvers import duality_gap, skglm_available, solve_lasso
 
 FAST = {"solver": "sklearn", "tol": 1e-9, "max_iter": 100000}
 
@@ -82,7 +84,7 @@ def small_data(kind, seed=0):
 # -- exactness ------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["gaussian", "degenerate", "rank_deficient"])
 @pytest.mark.parametrize("beta", [0.05, 0.5])
-@pytest.mark.parametrize("solver", ["sklearn", "lars"])
+@pytest.mark.parametrize("solver", ["sklearn", "lars", "ipm"])
 def test_exact_matches_brute_force(kind, beta, solver):
     X, y = small_data(kind)
     clf = ThresholdNetLasso(beta=beta, arrangements="exact", solver=solver, tol=1e-9,
@@ -324,7 +326,6 @@ def test_lars_breakdown_on_degenerate_design_falls_back():
     rank-deficient design (a pattern plus its complement is the bias column) and returned
     coefficients ~1e13 (objective 4.8e10); the polish was warm started from that point.
     The fallback must reach the certified optimum of the same dictionary."""
-    from exactclf.threshold._solvers import solve_lasso
 
     rnd = np.random.RandomState(0)
     X = rnd.uniform(size=(30, 3))
@@ -350,19 +351,47 @@ def test_lars_breakdown_on_degenerate_design_falls_back():
     assert p == pytest.approx(ref, rel=1e-6, abs=1e-9)
 
 
-@pytest.mark.parametrize("kind", ["gaussian", "degenerate"])
-def test_qp_solver_matches_brute_force(kind):
+@pytest.mark.parametrize("kind", ["gaussian", "degenerate", "rank_deficient"])
+def test_ipm_solver_matches_brute_force_with_a_sparse_network(kind):
     X, y = small_data(kind)
-    clf = ThresholdNetLasso(beta=0.05, arrangements="exact", solver="qp").fit(X, y)
-    ref = lasso_reference(brute_force_patterns(X).astype(float), 2.0 * y - 1.0, 0.05)
-    assert clf.solver_ == "qp" and clf.is_optimal_
+    clf = ThresholdNetLasso(beta=0.05, arrangements="exact", solver="ipm").fit(X, y)
+    D = brute_force_patterns(X).astype(float)
+    ref = lasso_reference(D, 2.0 * y - 1.0, 0.05)
+    assert clf.solver_ == "ipm" and clf.is_optimal_
     assert clf.objective_ == pytest.approx(ref, rel=1e-7, abs=1e-9)
+    # a vertex of the optimal face, not the interior-point method's dense solution
+    assert 1 <= clf.n_neurons_ <= np.linalg.matrix_rank(D) < D.shape[1]
 
 
-def test_qp_cycling_on_duplicated_points_terminates():
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("shape", [(12, 40), (40, 12)])
+def test_ipm_on_random_degenerate_designs(seed, shape):
+    """Both Newton systems (on the points when n <= P, on the patterns otherwise) on
+    designs with duplicate, complementary and all-ones columns, tied rows and weights."""
+    rng = np.random.default_rng(seed)
+    n, P = shape
+    D = (rng.random((n, P)) < 0.5).astype(float)
+    D[:, 0] = 1.0
+    D[:, 1] = D[:, 2]
+    D[:, 3] = 1.0 - D[:, 4]
+    D[1] = D[0]
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    s = rng.integers(1, 4, n).astype(float)
+    beta = [1e-3, 0.1, 1.0][seed % 3]
+    w, _, primal, gap, ok = solve_lasso(D, y, beta, "squared", "ipm", s, tol=1e-8)
+    r = np.sqrt(s)
+    ref = lasso_reference(D * r[:, None], y * r, beta)
+    assert ok and gap <= 1e-8 * 0.5 * s.sum()
+    assert primal == pytest.approx(ref, rel=1e-7, abs=1e-9)
+    assert primal == pytest.approx(0.5 * s @ (D @ w - y) ** 2 + beta * np.abs(w).sum(),
+                                   rel=1e-12)
+    assert np.count_nonzero(w) <= np.linalg.matrix_rank(D)
+
+
+def test_duplicated_points_certified_by_both_solvers():
     """check_sample_weights_shape's data (4 distinct points, each 4 times): HiGHS's
-    active-set QP cycled forever on its 13-pattern design; now it is iteration-capped and the
-    chain goes on to coordinate descent."""
+    active-set QP cycled forever on its 13-pattern design (the reason it was replaced by
+    the interior-point method). Coordinate descent and the default reach the same optimum."""
     X = np.repeat(np.array([[1, 3], [2, 1], [3, 3], [4, 1]], float), 4, axis=0)
     y = np.repeat([1, 2, 1, 2], 4)
     clf = ThresholdNetLasso(n_arrangements=50, arrangements="sample", random_state=0,
@@ -375,3 +404,29 @@ def test_qp_cycling_on_duplicated_points_terminates():
     assert chain.objective_ - chain.dual_gap_ <= clf.objective_ + 1e-12
     assert clf.objective_ - clf.dual_gap_ <= chain.objective_ + 1e-12
     assert abs(chain.objective_ - clf.objective_) <= 1e-6 * loss0
+
+
+def test_default_fit_certified_on_degenerate_bundled_data():
+    """bloodtransfer: 748 samples, 502 distinct, rank 3 (Monetary = 250 x Frequency), about
+    900 sampled patterns at beta=1e-3. LARS broke down there and coordinate descent
+    stopped at a duality gap of 0.22 on an objective of 0.26."""
+    X, y = load_dataset("bloodtransfer", return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = ThresholdNetLasso(random_state=0).fit(X, y)
+    assert clf.solver_ == "ipm"
+    assert clf.dual_gap_ <= 1e-6 * 0.5 * len(y)
+    assert clf.n_neurons_ <= len(np.unique(X, axis=0))
+    f = clf.decision_function(X)
+    ys = np.where(y == clf.classes_[1], 1.0, -1.0)
+    assert 0.5 * np.sum((f - ys) ** 2) + 1e-3 * np.abs(clf.coef_).sum() == pytest.approx(
+        clf.objective_, rel=1e-9)
+
+
+def test_ipm_too_large_is_refused_before_starting(monkeypatch):
+    monkeypatch.setattr(solvers_module, "IPM_MAX_ENTRIES", 10)
+    X, y = small_data("gaussian")
+    with pytest.raises(ValueError, match="solver='ipm'.*Newton matrix.*solver='lars'"):
+        ThresholdNetLasso(arrangements="exact", solver="ipm").fit(X, y)
+    # "auto" goes to LARS instead
+    assert ThresholdNetLasso(arrangements="exact").fit(X, y).solver_ == "lars"

@@ -45,7 +45,8 @@ class _ThresholdNetBase(BaseEstimator):
         "n_arrangements": [Interval(Integral, 1, None, closed="left")],
         "reconstruction": [StrOptions({"svm", "pi"})],
         "hidden_layer_sizes": [tuple, list, None],
-        "solver": [StrOptions({"auto", "closed_form", "lars", "qp", "skglm", "sklearn", "highs"})],
+        "solver": [StrOptions({"auto", "closed_form", "ipm", "lars", "skglm", "sklearn",
+                                "highs"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -111,8 +112,8 @@ class _ThresholdNetBase(BaseEstimator):
             c = np.bincount(g_inv, weights=sw)
             Yg, point, const = Y[first], inverse[first], 0.0
         solver = self.solver if self.solver != "closed_form" else "auto"
-        solver = resolve_solver(solver, loss, bool(np.all(c == c[0])))
         D = dictionary[point].astype(np.float64)
+        solver = resolve_solver(solver, loss, bool(np.all(c == c[0])), D.shape)
         if self.verbose:
             print(f"{type(self).__name__}: {mode} arrangement, {D.shape[1]} patterns of "
                   f"{n_u} unique points (dimension {r}); solver {solver}")
@@ -338,17 +339,19 @@ _DOC_PARAMS = """
         threshold layers; every neuron of layer ``l + 1`` reads ``m_l`` random neurons of
         layer ``l``, with random weights; the Lasso selects the last layer's neurons (a
         sampled dictionary: optimal for it, not certified over all deep networks).
-    solver : {"auto", "closed_form", "lars", "qp", "skglm", "sklearn", "highs"}, \
+    solver : {"auto", "closed_form", "ipm", "lars", "skglm", "sklearn", "highs"}, \
 default="auto"
         Lasso solver. ``"auto"``: squared loss, the closed form on complete arrangements,
-        else ``"lars"``. ``"lars"``: the exact LARS-Lasso homotopy (the fastest measured on
-        these designs, see ``benchmarks/threshold_solvers.py``); where it breaks down
-        (arrangement designs are degenerate: 0/1 entries, tied correlations, a pattern plus
-        its complement equals the bias column) or misses ``tol``, the problem goes to
-        ``"qp"`` when the design has at most ``10**5`` entries, then to coordinate descent
-        (skglm where installed, else scikit-learn), warm started from a usable point.
-        ``"qp"``: the Lasso's dual as a quadratic program on HiGHS's active-set solver
-        (exact whatever the degeneracy; fast for small designs only). Logistic loss:
+        else ``"ipm"`` while its Newton matrix (``min(n_points, n_patterns)`` squared) has
+        at most ``2.5e7`` entries, else ``"lars"``. ``"ipm"``: a primal-dual interior-point
+        method on the Lasso's dual QP, unaffected by the degeneracy of arrangement designs
+        (0/1 entries, tied correlations, a pattern plus its complement equal to the bias
+        column), then the HiGHS simplex moves its solution to a vertex of the optimal face
+        (at most ``rank`` neurons, same objective); the fastest measured on these designs,
+        see ``benchmarks/threshold_solvers.py``. ``"lars"``: the exact LARS-Lasso
+        homotopy, which may break down on degenerate designs. Either one that misses
+        ``tol`` hands the problem to the other, then to coordinate descent (skglm where
+        installed, else scikit-learn), warm started from a usable point. Logistic loss:
         ``"auto"`` is ``"skglm"`` (Anderson accelerated coordinate descent) when skglm is
         installed and the weights are equal, else ``"sklearn"`` (liblinear). Hinge loss:
         always a linear program on HiGHS (``"highs"``). ``"sklearn"`` for the squared loss
