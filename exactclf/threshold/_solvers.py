@@ -299,17 +299,21 @@ def _sparsest_on_face(D, w, theta, active):
     column that may carry weight; the basic solution of ``min 1.z`` s.t.
     ``D_A diag(sign) z = D_A w_A``, ``z >= 0`` over the active, sign-consistent columns ``A``
     has the same fitted values, no larger l1 norm and at most ``rank(D)`` non-zeros (HiGHS
-    simplex). Returns ``w`` unchanged where the LP fails."""
+    simplex; no LP when those columns are linearly independent, as ``w_A`` is then the
+    face's only point). Returns ``w`` unchanged where the LP fails."""
     from scipy.optimize import linprog
 
     sign = np.sign(D.T @ theta)
     cols = np.flatnonzero(active & (sign * w > 0))
     A = D[:, cols] * sign[cols]
+    out = np.zeros_like(w)
+    if len(cols) <= len(D) and np.linalg.matrix_rank(A) == len(cols):
+        out[cols] = w[cols]  # independent columns: the only point of the face, a vertex
+        return out
     res = linprog(np.ones(len(cols)), A_eq=A, b_eq=A @ np.abs(w[cols]), bounds=(0, None),
                   method="highs")
     if res.x is None:
         return w
-    out = np.zeros_like(w)
     out[cols] = sign[cols] * res.x
     return out
 
