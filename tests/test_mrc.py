@@ -262,13 +262,17 @@ class _RecordingHighsLP(HighsLP):
         self.log.append(("add_rows", args))
         super().add_rows(*args)
 
+    def delete_rows(self, rows):
+        self.log.append(("delete_rows", (np.array(rows),)))
+        super().delete_rows(rows)
+
     def solve(self, method=None):
         res = super().solve(method)
         self.solves.append((self.n_rows, self.n_cols, res.iterations))
         return res
 
 
-def test_one_persistent_lp_grows_and_is_solved_warm(monkeypatch):
+def test_one_persistent_lp_is_updated_and_solved_warm(monkeypatch):
     import exactclf.mrc._ccg as ccg
 
     _RecordingHighsLP.instances = []
@@ -279,16 +283,18 @@ def test_one_persistent_lp_grows_and_is_solved_warm(monkeypatch):
     lp = _RecordingHighsLP.instances[0]
     assert len(lp.solves) == clf.n_iter_ > 3
     rows, cols = np.array(lp.solves)[:, 0], np.array(lp.solves)[:, 1]
-    assert np.all(np.diff(cols) >= 0) and np.all(np.diff(rows) >= 0)
-    assert np.all((np.diff(cols) > 0) | (np.diff(rows) > 0))  # grows between solves
-    assert cols[-1] == clf.n_constraints_ and rows[-1] == 1 + clf.n_active_features_
-    assert rows[-1] > rows[0]  # column generation added features (rows of the dual LP)
+    # columns (nu and mu1, mu2 per active feature) only grow; rows (generated constraints)
+    # are added, and deleted once their slack has stayed basic
+    assert np.all(np.diff(cols) >= 0) and cols[-1] == 1 + 2 * clf.n_active_features_
+    assert cols[-1] > cols[0]  # column generation added features
+    kinds = [kind for kind, _ in lp.log]
+    assert "delete_rows" in kinds and rows[-1] < clf.n_constraints_
     # the last re-solve, warm, needs far fewer simplex iterations than the same LP cold
     cold = HighsLP(tol=1e-9)
     for kind, args in lp.log:
         getattr(cold, kind)(*args)
     res = cold.solve()
-    assert res.objective == pytest.approx(-clf.lower_, abs=1e-9)
+    assert res.objective == pytest.approx(clf.lower_, abs=1e-9)
     assert lp.solves[-1][2] < res.iterations / 2
 
 

@@ -186,6 +186,8 @@ def worst_case_error(Psi, mu, tau, lam, n_classes: int, backend: Backend = REFER
 
 #: look for new constraints at the midpoint of the LP solution and the best iterate
 _STABILIZE = True
+#: a row whose slack has been basic in this many consecutive solves is deleted
+_DROP_AFTER = 3
 
 
 # ------------------------------------------------------------------------ LP building
@@ -257,6 +259,7 @@ class CCGResult:
     R_history: list = field(default_factory=list)
     lower_history: list = field(default_factory=list)
     n_constraints: int = 0
+    n_lp_rows: int = 0
     n_active_features: int = 0
     lp_solver: str = "highs"
     max_violation: float = 0.0
@@ -281,12 +284,13 @@ def mrc_ccg(
 ) -> CCGResult:
     """Solve the 0-1 MRC LP by constraint (and column) generation over all ``n`` samples.
 
-    The persistent LP is the *dual* of the MRC LP, ``max -b^T alpha`` over ``alpha >= 0``
-    with ``sum(alpha) = 1`` and ``tau - lambda <= F^T alpha <= tau + lambda``: a generated
-    constraint ``(i, C)`` of the MRC LP is a column of it (added, then re-solved warm by the
-    primal simplex), a generated feature is a row (dual simplex). Its basis has one row per
-    active feature, however many constraints were generated. ``mu`` and ``nu`` are its row
-    duals.
+    The persistent LP is the MRC LP restricted to the generated constraints (its rows) and the
+    active features (its columns ``nu, mu1_j, mu2_j``). New rows keep the optimal basis dual
+    feasible, so the dual simplex re-solves from it; new features keep it primal feasible
+    (primal simplex). Rows whose slack has stayed basic for ``_DROP_AFTER`` solves are deleted
+    (the current solution stays optimal, so the LP value never decreases) whenever the LP value
+    has risen since the last deletion, which keeps the LP small without allowing cycles.
+    ``alpha``, the negated row duals, prices the features.
 
     Parameters
     ----------
@@ -338,30 +342,33 @@ def mrc_ccg(
     is_active[active] = True
 
     lp = make_lp(lp_solver, tol=tol, verbose=verbose)
-    # row 0: sum(alpha) = 1 (its dual is -nu); row 1 + p: feature active[p] (dual mu_j)
-    lp.add_rows(np.ones(1), np.ones(1), np.zeros(1, dtype=np.int64), np.empty(0, np.int32),
-                np.empty(0))
-    empty = np.zeros(len(active), dtype=np.int64)
-    lp.add_rows(tau[active] - lam[active], tau[active] + lam[active], empty,
-                np.empty(0, np.int32), np.empty(0))
+    # column 0: nu (free); columns 1 + 2p, 2 + 2p: mu1, mu2 of feature active[p]
+    lp.add_cols(np.r_[1.0, _costs(tau, lam, active)], np.r_[-np.inf, np.zeros(2 * len(active))],
+                np.full(1 + 2 * len(active), np.inf))
 
+    # the LP's rows: psi-vectors, subset masks, (sample, subset) keys, solves with a basic slack
     U_rows = np.zeros((0, d))
     M_rows = np.zeros((0, K), dtype=bool)
-    seen: set = set()
+    keys: list = []
+    age = np.zeros(0, dtype=np.int64)
+    seen: set = set()  # keys of the rows in the LP
 
-    def add_constraints(U, masks):
-        nonlocal U_rows, M_rows
-        starts, idx, val = _triplets(_coef(U, masks, active, d), lead_one=True)
-        b = 1.0 / masks.sum(axis=1) - 1.0
-        lp.add_cols(b, np.zeros(len(U)), np.full(len(U), np.inf), starts, idx, val)
+    def add_constraints(U, masks, new_keys):
+        nonlocal U_rows, M_rows, age
+        upper, starts, idx, val = _row_block(U, masks, active, d)
+        lp.add_rows(np.full(len(U), -np.inf), upper, starts, idx, val)
         U_rows = np.vstack([U_rows, U])
         M_rows = np.vstack([M_rows, masks])
+        keys.extend(new_keys)
+        age = np.r_[age, np.zeros(len(U), dtype=np.int64)]
 
     # initial constraints: per class, the average of its singleton rows; implied by the MRC
-    # LP, and with the class proportions as alpha the dual is feasible: bounded from the start
+    # LP, and with the class proportions as alpha the dual is feasible: bounded from the start.
+    # They are never deleted (key None).
     onehot = np.zeros((n, K))
     onehot[np.arange(n), y] = 1.0
-    add_constraints((Psi.T @ onehot).T / counts[:, None], np.eye(K, dtype=bool))
+    add_constraints((Psi.T @ onehot).T / counts[:, None], np.eye(K, dtype=bool), [None] * K)
+    n_generated = K
 
     best = None
     R_hist, L_hist = [], []
@@ -370,6 +377,7 @@ def mrc_ccg(
     max_viol = np.inf
     lower = np.nan
     method = None
+    drop_level = -np.inf
     for it in range(1, max_iter + 1):
         res = lp.solve(method)
         if not res.optimal:
@@ -379,8 +387,8 @@ def mrc_ccg(
                 "tol"
             )
         mu = np.zeros(m)
-        mu[active] = res.row_dual[1:]
-        nu_lp = -res.row_dual[0]
+        mu[active] = res.x[1::2] - res.x[2::2]
+        nu_lp = res.x[0]
         M = xp.asarray(np.ascontiguousarray(mu.reshape(K, d).T))
         V = Psi_dev @ M
         g, size = most_violated(V, backend)
@@ -417,7 +425,7 @@ def mrc_ccg(
             cand = cand[np.argsort(-viol[cand], kind="stable")]
         size_np = backend.asnumpy(size)
         MT = sep_mu.reshape(K, d).T
-        new_U, new_M = [], []
+        new_U, new_M, new_keys = [], [], []
         for i in cand:
             if len(new_U) >= n_max:
                 break
@@ -429,12 +437,13 @@ def mrc_ccg(
             seen.add(key)
             new_U.append(Psi[i])
             new_M.append(mask)
+            new_keys.append(key)
 
         # features: those whose constraint |F^T alpha - tau| <= lambda is violated
         new_feats = np.empty(0, dtype=np.int64)
         col_viol = 0.0
         if column_generation and not is_active.all():
-            alpha = np.maximum(res.x, 0.0)
+            alpha = np.maximum(-res.row_dual, 0.0)
             W = (M_rows / M_rows.sum(axis=1, keepdims=True)) * alpha[:, None]
             Z = (U_rows.T @ W).T.ravel()
             dv = np.abs(Z - tau) - lam
@@ -442,34 +451,57 @@ def mrc_ccg(
             col_viol = float(dv.max())
             cand_f = np.flatnonzero(dv > eps2)
             new_feats = np.sort(cand_f[np.argsort(-dv[cand_f], kind="stable")][:m_max])
-        lower = -res.objective if col_viol <= eps2 else np.nan
+        lower = res.objective if col_viol <= eps2 else np.nan
         L_hist.append(lower)
+
+        # delete the rows that have stayed inactive, when the LP value rose since last time
+        age = np.where(res.row_basic, age + 1, 0)
+        n_deleted = 0
+        if new_U and res.objective > drop_level + 1e-12 * max(1.0, abs(res.objective)):
+            drop = np.flatnonzero(age >= _DROP_AFTER)
+            drop = drop[drop >= K]  # never the class constraints
+            if len(drop):
+                lp.delete_rows(drop)
+                keep = np.ones(len(age), dtype=bool)
+                keep[drop] = False
+                for j in drop:
+                    seen.discard(keys[j])
+                keys[:] = [k for k, kept in zip(keys, keep, strict=True) if kept]
+                U_rows, M_rows, age = U_rows[keep], M_rows[keep], age[keep]
+                drop_level = res.objective
+                n_deleted = len(drop)
         if verbose:
             print(
-                f"[MRCCCG] iter {it:4d}  LP {-res.objective:.8f}  R(mu) {R:.8f}  "
-                f"max violation {max_viol:.2e}  constraints {lp.n_cols}  "
-                f"features {len(active)}/{m}  +constraints {len(new_U)}  "
-                f"+features {len(new_feats)}"
+                f"[MRCCCG] iter {it:4d}  LP {res.objective:.8f}  R(mu) {R:.8f}  "
+                f"max violation {max_viol:.2e}  simplex iterations {res.iterations}  "
+                f"LP rows {lp.n_rows}  features {len(active)}/{m}  +rows {len(new_U)}  "
+                f"-rows {n_deleted}  +features {len(new_feats)}"
             )
         if not new_U and len(new_feats) == 0:
             converged = True
             break
         if len(new_feats):
-            starts, idx, val = _triplets(_coef(U_rows, M_rows, new_feats, d).T, lead_one=False)
-            lp.add_rows(tau[new_feats] - lam[new_feats], tau[new_feats] + lam[new_feats],
-                        starts, idx, val)
+            coef = _coef(U_rows, M_rows, new_feats, d)
+            pair = np.empty((len(coef), 2 * len(new_feats)))
+            pair[:, 0::2] = coef
+            pair[:, 1::2] = -coef
+            starts, idx, val = _triplets(pair.T, lead_one=False)
+            lp.add_cols(_costs(tau, lam, new_feats), np.zeros(2 * len(new_feats)),
+                        np.full(2 * len(new_feats), np.inf), starts, idx, val)
             active = np.concatenate([active, new_feats])
             is_active[new_feats] = True
         if new_U:
-            add_constraints(np.asarray(new_U), np.asarray(new_M))
-        # new columns keep the basis primal feasible, new rows keep it dual feasible
-        method = "dual" if len(new_feats) else "primal"
+            add_constraints(np.asarray(new_U), np.asarray(new_M), new_keys)
+            n_generated += len(new_U)
+        # new rows keep the basis dual feasible, new columns keep it primal feasible
+        method = "dual" if new_U else "primal"
 
     R, mu, nu = best
     return CCGResult(
         mu=mu, upper=R, nu=nu, lower=float(lower), n_iter=it, converged=converged,
-        R_history=R_hist, lower_history=L_hist, n_constraints=lp.n_cols,
-        n_active_features=len(active), lp_solver=lp.name, max_violation=max_viol,
+        R_history=R_hist, lower_history=L_hist, n_constraints=n_generated,
+        n_lp_rows=lp.n_rows, n_active_features=len(active), lp_solver=lp.name,
+        max_violation=max_viol,
     )
 
 

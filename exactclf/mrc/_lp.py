@@ -7,10 +7,11 @@ from the previous basis (warm start), never rebuilt. The problem is always
 
 with rows and columns given as CSR / CSC triplets ``(starts, indices, values)``. Row duals
 follow the usual sign convention of a minimization: a row at its upper bound has a dual
-``<= 0``, at its lower bound ``>= 0``.
+``<= 0``, at its lower bound ``>= 0``. Rows whose slack is basic (``LPResult.row_basic``) can
+be deleted without losing the basis of the others.
 
-``HighsLP`` uses highspy's ``Highs`` object (``addCols`` / ``addRows`` keep the basis valid, so
-``run`` continues with the dual simplex from it). ``GurobiLP`` does the same with gurobipy (the
+``HighsLP`` uses highspy's ``Highs`` object (``addCols`` / ``addRows`` / ``deleteRows`` keep
+the basis valid, so ``run`` continues from it). ``GurobiLP`` does the same with gurobipy (the
 optional extra ``exactclf[gurobi]``). ``make_lp("gurobi")`` wraps it so that, when Gurobi's
 size-limited licence refuses the model, the fit warns and continues on HiGHS with the same
 rows and columns.
@@ -55,6 +56,7 @@ class LPResult:
     row_dual: np.ndarray
     objective: float
     iterations: int
+    row_basic: np.ndarray
 
 
 def _clip_tol(tol: float, lo: float) -> float:
@@ -140,6 +142,15 @@ class HighsLP:
         )
         self.n_rows += k
 
+    def delete_rows(self, rows) -> None:
+        """Delete the rows ``rows`` (indices); the others keep their order. Deleting rows whose
+        slack is basic leaves a valid basis of the rest."""
+        rows = np.asarray(rows, np.int32)
+        if len(rows) == 0:
+            return
+        self._h.deleteRows(len(rows), rows)
+        self.n_rows -= len(rows)
+
     def solve(self, method: str | None = None) -> LPResult:
         """Re-solve from the current basis; ``method`` ``"primal"`` / ``"dual"`` picks the
         simplex variant (primal after adding columns, dual after adding rows)."""
@@ -152,10 +163,12 @@ class HighsLP:
         optimal = status == self._highspy.HighsModelStatus.kOptimal
         sol = h.getSolution()
         info = h.getInfo()
+        basic = self._highspy.HighsBasisStatus.kBasic
+        row_basic = np.array([s == basic for s in h.getBasis().row_status], dtype=bool)
         return LPResult(
             text, bool(optimal), np.array(sol.col_value, dtype=np.float64),
             np.array(sol.row_dual, dtype=np.float64), float(info.objective_function_value),
-            int(info.simplex_iteration_count),
+            int(info.simplex_iteration_count), row_basic,
         )
 
 
@@ -255,6 +268,19 @@ class GurobiLP:
         self._row_cons.extend(new)
         self.n_rows += k
 
+    def delete_rows(self, rows) -> None:
+        rows = set(int(r) for r in rows)
+        if not rows:
+            return
+        drop = [c for r in sorted(rows) for c in self._row_cons[r]]
+        self._m.remove([self._cons[c] for c in drop])
+        dropped = set(drop)
+        renumber = np.cumsum([c not in dropped for c in range(len(self._cons))]) - 1
+        self._cons = [c for i, c in enumerate(self._cons) if i not in dropped]
+        self._row_cons = [[int(renumber[c]) for c in cons]
+                          for r, cons in enumerate(self._row_cons) if r not in rows]
+        self.n_rows -= len(rows)
+
     def solve(self, method: str | None = None) -> LPResult:
         gp = self._gp
         m = self._m
@@ -275,13 +301,17 @@ class GurobiLP:
             x = np.array(m.getAttr("X", self._vars), dtype=np.float64)
             pi = np.array(m.getAttr("Pi", self._cons), dtype=np.float64)
             dual = np.array([pi[c].sum() for c in self._row_cons], dtype=np.float64)
+            cbasis = np.array(m.getAttr("CBasis", self._cons)) if self._cons else np.zeros(0)
+            row_basic = np.array([bool(np.all(cbasis[c] == 0)) for c in self._row_cons],
+                                 dtype=bool)
             obj = float(m.ObjVal)
         else:
             x = np.zeros(self.n_cols)
             dual = np.zeros(self.n_rows)
+            row_basic = np.zeros(self.n_rows, dtype=bool)
             obj = float("nan")
         return LPResult(names.get(status, f"Gurobi status {status}"), bool(optimal), x, dual,
-                        obj, int(m.IterCount))
+                        obj, int(m.IterCount), row_basic)
 
 
 class GurobiFallbackLP:
@@ -333,6 +363,11 @@ class GurobiFallbackLP:
         if self._lp.name == "gurobi":
             self._log.append(("add_rows", (lower, upper, starts, indices, values)))
         self._lp.add_rows(lower, upper, starts, indices, values)
+
+    def delete_rows(self, rows) -> None:
+        if self._lp.name == "gurobi":
+            self._log.append(("delete_rows", (rows,)))
+        self._lp.delete_rows(rows)
 
     def solve(self, method: str | None = None) -> LPResult:
         if self._lp.name == "gurobi":
