@@ -27,20 +27,24 @@ The math (everything below is re-derived here; notation of the design document):
   hence the *expected training 0-1 error of the randomized rule* ``predict_proba`` is at most
   ``R(mu)``. (The deterministic rule ``predict``, the argmax, has no such guarantee.)
 
-Algorithm: one persistent LP -- the dual of the LP above, whose columns are the generated
-constraints and whose rows are the active features, so its basis stays small -- starts with one
-implied constraint per class (the average of that class's singleton rows, which keeps every
-restricted LP bounded: the class proportions are a feasible dual) and with all features (or,
-when there are more than ``m_max``, the ``m_max`` with the largest class-mean deviation). Each
-iteration re-solves it warm (primal simplex after new constraints, dual simplex after new
+Algorithm: one persistent LP -- the LP above restricted to the generated constraints (rows)
+and the active features (columns ``mu1_j, mu2_j``, plus ``nu``) -- starts with one implied
+constraint per class (the average of that class's singleton rows, which keeps every restricted
+LP bounded: the class proportions are a feasible dual) and with all features (or, when there
+are more than ``m_max``, the ``m_max`` with the largest class-mean deviation). Each iteration
+re-solves it warm (dual simplex after new constraints, primal simplex after new
 features), evaluates the most violated subset of *every* training sample, adds the ``n_max``
 most violated constraints (violation > ``eps1``; chosen at the midpoint of the LP solution and
 the best iterate when that also cuts off the LP solution, which damps the oscillation of plain
 cutting planes) and, with column generation, the ``m_max`` features whose dual constraint
-``|F^T alpha - tau| <= lambda`` is violated by more than ``eps2``. When nothing is added, the
-returned ``mu`` is certified: ``upper_ = R(mu)`` evaluated exactly over all samples and subsets,
-and ``lower_`` is the LP bound (constraints generated from a relaxation), so
-``R* in [lower_, upper_]`` and ``upper_ - lower_ <= eps1``.
+``|F^T alpha - tau| <= lambda`` is violated by more than ``eps2`` (``alpha``: the row duals).
+Rows whose slack has stayed basic for 3 solves are deleted, but only after the LP value has
+risen since the previous deletion (so no cycling), and may be generated again later; on
+dense features (ai4i with 400 random Fourier features) this cut the fit from more than
+1200 s to about 30 s. When nothing is added, the returned ``mu`` is certified:
+``upper_ = R(mu)`` evaluated exactly over all samples and subsets, and ``lower_`` is the LP
+bound (constraints generated from a relaxation), so ``R* in [lower_, upper_]`` and
+``upper_ - lower_ <= eps1``.
 """
 
 from __future__ import annotations
