@@ -146,6 +146,16 @@ def test_every_sample_is_used_beyond_five_thousand():
     assert mrc_full_lp(Psi[:5000], y[:5000], 2, tau, lam, tol=1e-9).objective < R_full - 0.05
 
 
+def test_deleted_rows_keep_the_lp_bound_monotone_and_exact():
+    """Inactive rows are deleted from the LP, yet its value never drops and R* is exact."""
+    X, y = _data(3000, 3, seed=5)
+    clf = MRCCCG(n_max=20, **EXACT).fit(X, y)
+    assert clf.n_lp_rows_ < clf.n_constraints_  # rows were deleted
+    assert np.all(np.diff(clf.lower_history_) >= -1e-9)
+    assert abs(clf.upper_ - _full_lp_R(clf, X, y)) < 1e-6
+    assert clf.gap_ <= 1e-6
+
+
 def test_column_generation_reaches_full_lp():
     X, y = _data(80, 3, seed=1)
     clf = MRCCCG(phi="fourier", n_components=20, m_max=8, **EXACT).fit(X, y)
@@ -296,6 +306,33 @@ def test_one_persistent_lp_is_updated_and_solved_warm(monkeypatch):
     res = cold.solve()
     assert res.objective == pytest.approx(clf.lower_, abs=1e-9)
     assert lp.solves[-1][2] < res.iterations / 2
+
+
+def _lp_with_inactive_row(lp):
+    lp.add_cols(np.array([-1.0, -1.0]), np.zeros(2), np.full(2, np.inf))
+    # x1 + 2 x2 <= 4, 3 x1 + x2 <= 6 (binding at the optimum), x1 + x2 <= 100 (inactive)
+    lp.add_rows(np.full(3, -np.inf), np.array([4.0, 6.0, 100.0]), np.array([0, 2, 4]),
+                np.array([0, 1, 0, 1, 0, 1]), np.array([1.0, 2.0, 3.0, 1.0, 1.0, 1.0]))
+
+
+@pytest.mark.parametrize("solver", ["highs", "gurobi"])
+def test_deleting_a_basic_row_keeps_the_basis(solver):
+    if solver == "gurobi":
+        pytest.importorskip("gurobipy", reason="optional extra exactclf[gurobi] not installed")
+    lp = make_lp(solver, tol=1e-9)
+    _lp_with_inactive_row(lp)
+    first = lp.solve("dual")
+    assert first.row_basic.tolist() == [False, False, True]
+    lp.delete_rows(np.array([2]))
+    assert lp.n_rows == 2
+    second = lp.solve("dual")
+    assert second.objective == pytest.approx(-2.8) and second.iterations == 0
+    assert second.row_dual.shape == (2,)
+    # later rows are appended after the remaining ones
+    lp.add_rows(np.array([-np.inf]), np.array([1.5]), np.array([0]), np.array([0]),
+                np.array([1.0]))
+    third = lp.solve("dual")
+    assert third.objective == pytest.approx(-2.75) and third.row_dual[2] < 0
 
 
 def test_highs_lp_is_persistent_and_warm():

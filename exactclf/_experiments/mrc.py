@@ -89,8 +89,8 @@ def run_case(name, X, y, args, **params):
         clf = MRCCCG(eps1=args.eps1, device=args.device, lp_solver=args.lp_solver,
                      max_iter=args.max_iter, random_state=0, **params).fit(X, y)
     t_ccg = time.perf_counter() - t0
-    note = (f"{clf.n_iter_} iters, {clf.n_constraints_} constraints, "
-            f"{clf.n_active_features_} features, lower_={clf.lower_:.8f}")
+    note = (f"{clf.n_iter_} iters, {clf.n_constraints_} constraints ({clf.n_lp_rows_} in the "
+            f"final LP), {clf.n_active_features_} features, lower_={clf.lower_:.8f}")
     if caught:
         note += f"; warning: {caught[0].message}"[:80]
     rows.append(("MRCCCG", clf.upper_, t_ccg, note))

@@ -153,7 +153,7 @@ class HighsLP:
 
     def solve(self, method: str | None = None) -> LPResult:
         """Re-solve from the current basis; ``method`` ``"primal"`` / ``"dual"`` picks the
-        simplex variant (primal after adding columns, dual after adding rows)."""
+        simplex variant (``None``: HiGHS' choice)."""
         h = self._h
         if method is not None:
             h.setOptionValue("simplex_strategy", 4 if method == "primal" else 1)
