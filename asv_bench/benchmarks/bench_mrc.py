@@ -3,6 +3,7 @@
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
+from exactclf.datasets import load_dataset
 from exactclf.mrc import MRCCCG
 
 
@@ -26,3 +27,18 @@ class MRCFit:
 
     def track_upper(self):
         return MRCCCG(device="cpu").fit(self.X, self.y).upper_
+
+
+class MRCFourierFit:
+    """Dense random features: 400 Fourier features on the bundled ai4i data (10000 x 6,
+    standardized), where every LP row is dense and the warm simplex re-solves dominate."""
+
+    timeout = 300
+
+    def setup(self):
+        X, y = load_dataset("ai4i", return_X_y=True)
+        self.X, self.y = StandardScaler().fit_transform(X), y
+        MRCCCG(device="cpu").fit(*make_classification(100, random_state=0))  # compile
+
+    def time_fit(self):
+        MRCCCG(phi="fourier", n_components=400, random_state=0, device="cpu").fit(self.X, self.y)
