@@ -24,6 +24,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy import linalg
+from threadpoolctl import threadpool_limits
 
 __all__ = ["LOSSES", "SOLVERS", "IPM_MAX_ENTRIES", "ipm_fits", "skglm_available",
            "primal_objective", "duality_gap", "solve_lasso", "resolve_solver"]
@@ -223,9 +225,6 @@ def _solve_ipm(D, y, beta, s, target, max_iter):
     Returns ``(w, theta, active, n_iter, reliable)`` at the iterate of smallest gap;
     ``active``: the dual rows whose slack is below their multiplier (the support).
     """
-    from scipy import linalg
-    from threadpoolctl import threadpool_limits
-
     n, P = D.shape
     on_points = n <= P
     G = None if on_points else (D.T * s) @ D
@@ -273,8 +272,6 @@ def _newton(system, cu, cv):
     """The interior-point step for complementarity targets ``u a + a du + u da = cu`` and
     ``v b + b dv + v db = cv``; returns ``(da, db, du, dv, dtheta)``."""
     D, s, factor, on_points, rd, sig, a, b, u, v = system
-    from scipy import linalg
-
     q = cu / a - cv / b
     if on_points:
         dth = linalg.cho_solve(factor, -rd - D @ q)
