@@ -11,7 +11,31 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._geometry import AffineFrame, affine_frame
 
-__all__ = ["BinaryData", "validate_binary", "merge_duplicates", "BinaryClassifierMixin"]
+__all__ = [
+    "BinaryData",
+    "validate_binary",
+    "merge_duplicates",
+    "reset_fitted",
+    "BinaryClassifierMixin",
+]
+
+
+def reset_fitted(estimator) -> None:
+    """Forget every fitted attribute (public ``name_`` and private ``_name_``).
+
+    Called first in ``fit``: a refit that fails must leave an unfitted estimator, never the
+    previous model's weights next to the new data's ``classes_``.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> est = LogisticRegression().fit([[0.0], [1.0]], [0, 1])
+    >>> reset_fitted(est)
+    >>> hasattr(est, "coef_"), hasattr(est, "classes_")
+    (False, False)
+    """
+    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
+        delattr(estimator, name)
 
 
 def merge_duplicates(
