@@ -9,6 +9,7 @@ MODULES = [
     "exactclf._backend",
     "exactclf._combinatorics",
     "exactclf._geometry",
+    "exactclf._separator",
     "exactclf.linear._ice",
     "exactclf.linear._milp",
     "exactclf.linear._min01",

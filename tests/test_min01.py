@@ -130,7 +130,7 @@ def test_max_margin_separator_is_the_hard_margin_svm(kind, seed):
     ``min |x|^2 / 2 s.t. G x >= 1``: ``x = G_A^T alpha`` with ``alpha >= 0`` on the active set."""
     from scipy.optimize import nnls
 
-    from exactclf._geometry import max_margin_separator
+    from exactclf._separator import max_margin_separator
 
     rng = np.random.default_rng(seed)
     d = int(rng.integers(1, 5))
@@ -155,7 +155,7 @@ def test_max_margin_separator_on_a_case_highs_qp_called_nonconvex():
     """Iris-like 4-D block on which HiGHS's QP solver stopped with 'non-convex' (CI failure)."""
     from sklearn.datasets import load_iris
 
-    from exactclf._geometry import max_margin_separator
+    from exactclf._separator import max_margin_separator
 
     X, y = load_iris(return_X_y=True)
     a, b = max_margin_separator(X - X.mean(0), y == 0)
@@ -163,7 +163,7 @@ def test_max_margin_separator_on_a_case_highs_qp_called_nonconvex():
 
 
 def test_max_margin_separator_refuses_an_inseparable_labeling():
-    from exactclf._geometry import max_margin_separator
+    from exactclf._separator import max_margin_separator
 
     Z = np.array([[0.0], [1.0], [2.0]])
     with pytest.raises(RuntimeError, match="not strictly linearly separable"):

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, validate_binary
-from .._geometry import max_margin_separator
+from .._separator import max_margin_separator
 from ._incumbent import best_incumbent
 from ._milp import bigm_milp
 from ._min01 import labeling_errors, search_size, solve_min01

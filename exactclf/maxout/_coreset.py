@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._geometry import max_margin_separator
+from .._separator import max_margin_separator
 from ..linear._min01 import solve_min01
 from ._exact import exact_union
 

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, validate_binary
 from .._combinatorics import n_combinations
-from .._geometry import max_margin_separator
+from .._separator import max_margin_separator
 from ..linear._min01 import solve_min01
 from ._coreset import coreset_union
 from ._exact import exact_union

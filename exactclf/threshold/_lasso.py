@@ -14,7 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._geometry import affine_frame, max_margin_separator
+from .._geometry import affine_frame
+from .._separator import max_margin_separator
 from ._arrangements import (
     Arrangement,
     cover_count,
