@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 
 from exactclf._experiments.ice_table1 import ice_table1
-from exactclf.cli import ICE_TABLE1
+from exactclf.datasets import published_optima
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=list(ICE_TABLE1))
+    parser.add_argument("--datasets", nargs="+", default=list(published_optima()))
     parser.add_argument("--milp-time-limit", type=float, default=300.0)
     parser.add_argument("--n-jobs", type=int, default=-1)
     args = parser.parse_args()

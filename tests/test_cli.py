@@ -8,7 +8,9 @@ import pytest
 
 from exactclf import ICEClassifier
 from exactclf.cli import demo, describe_model, main, read_csv
-from exactclf.datasets import load_voicepath
+from exactclf.datasets import load_voicepath, published_optima
+
+VOICEPATH_OPTIMUM = published_optima()["voicepath"]
 
 
 def test_demo_prints_a_comparison_table():
@@ -17,8 +19,8 @@ def test_demo_prints_a_comparison_table():
     text = out.getvalue()
     assert "ICEClassifier" in text and "LinearSVC" in text and "proven optimal" in text
     errors = {r["model"]: r["train"] for r in rows}
-    assert errors["ICEClassifier"] == 19
-    assert all(e >= 19 for e in errors.values())
+    assert errors["ICEClassifier"] == VOICEPATH_OPTIMUM
+    assert all(e >= VOICEPATH_OPTIMUM for e in errors.values())
 
 
 def test_main_parses_demo(capsys):
@@ -45,7 +47,7 @@ def test_fit_ice_writes_the_model_and_prints_the_rule(voicepath_csv, capsys):
     text = capsys.readouterr().out
     assert "*jitter" in text and "*shimmer" in text and "proven optimal" in text
     model = joblib.load(out)
-    assert model.training_errors_ == 19
+    assert model.training_errors_ == VOICEPATH_OPTIMUM
     assert set(model.classes_) == {"healthy", "sick"}
     # the printed rule is the model: re-evaluate it from the text
     rule = next(line for line in text.splitlines() if line.startswith("predict"))
@@ -77,15 +79,19 @@ def test_describe_other_models(voicepath_csv, model, capsys):
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert {"threshold": "neurons", "mrc": "worst-case", "ngd": "neural network"}[model] in text
+    assert {"threshold": "NOT proven optimal: duality gap", "mrc": "randomized rule",
+            "ngd": "no optimality certificate"}[model] in text
 
 
 def test_read_csv_errors(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b,label\n1,x,0\n")
-    with pytest.raises(ValueError, match="non-numeric feature"):
+    with pytest.raises(ValueError, match="line 2, column 'b': 'x' is not a number"):
         read_csv(bad, "label")
     with pytest.raises(ValueError, match="no column 'target'"):
         read_csv(bad, "target")
+    with pytest.raises(ValueError, match="did you mean 'label'"):
+        read_csv(bad, "Label")
     bad.write_text("a,b,label\n1,2\n")
     with pytest.raises(ValueError, match="2 fields"):
         read_csv(bad, "label")
@@ -95,7 +101,9 @@ def test_fit_reports_bad_input_without_traceback(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,label\n1,0\n2,0\n")  # a single class
     assert main(["fit", str(bad), "--target", "label", "--model", "ice"]) == 2
-    assert "exactclf fit: error:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("exactclf fit: error:") and "single class" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_describe_model_uses_feature_names():
@@ -110,6 +118,242 @@ def test_reproduce_ice_table1_rows():
     out = io.StringIO()
     rows = ice_table1(datasets=["voicepath"], milp_time_limit=2.0, n_jobs=1, out=out)
     errors = {r["method"]: r["errors"] for r in rows}
-    assert errors["ICEClassifier"] == 19
-    assert min(errors.values()) == 19  # the MILP and the surrogates never beat the optimum
+    assert errors["ICEClassifier"] == VOICEPATH_OPTIMUM
+    # the MILP and the surrogates never beat the optimum
+    assert min(errors.values()) == VOICEPATH_OPTIMUM
     assert "MILP time / ICE time" in out.getvalue()
+    # the published optimum, printed next to the result, comes from the dataset registry
+    first = out.getvalue().splitlines()[1].split()
+    assert first[:3] == ["voicepath", str(VOICEPATH_OPTIMUM), "ICEClassifier"]
+
+
+# -- exactclf fit: awkward or harmful input (issue 13, command line) -----------------------
+def _fit(path, *extra, target="label", model="ice"):
+    return main(["fit", str(path), "--target", target, "--model", model, *extra])
+
+
+def _one_line_error(capsys) -> str:
+    """stderr of a refused command: one line, no traceback."""
+    err = capsys.readouterr().err
+    assert err.startswith("exactclf fit: error:"), err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
+TWO_CLUSTERS = ["1,1,a", "2,1,a", "1,2,a", "5,5,b", "6,5,b", "5,6,b"]
+
+
+def _write(tmp_path, lines, name="data.csv", encoding="utf-8"):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding=encoding)
+    return path
+
+
+@pytest.mark.parametrize("missing", ["", " ", "NA", "nan", "?", "NULL"])
+def test_missing_label_is_refused_not_a_class(tmp_path, capsys, missing):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS, f"3,3,{missing}"])
+    assert _fit(path) == 2
+    err = _one_line_error(capsys)
+    assert "1 row(s) have no value in the target column 'label' (line(s) 8)" in err
+    assert not (tmp_path / "data.ice.joblib").exists()
+
+
+def test_drop_missing_target_leaves_rows_out_with_a_warning(tmp_path, capsys):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS, "3,3,", "4,4,NA"])
+    assert _fit(path, "--drop-missing-target") == 0
+    captured = capsys.readouterr()
+    assert "left out 2 row(s) without a value in 'label' (line(s) 8, 9)" in captured.err
+    model = joblib.load(tmp_path / "data.ice.joblib")
+    assert model.classes_.tolist() == ["a", "b"]  # no third class made of the empty cells
+    assert "fitted on 6 x 2" in captured.out
+
+
+def test_numeric_labels_written_two_ways_are_one_class(tmp_path):
+    path = _write(tmp_path, ["x,label", "1,0", "2,0.0", "3,1", "4,1.0"])
+    table = read_csv(path, "label")
+    assert table.y.tolist() == [0, 0, 1, 1] and table.y.dtype == np.int64
+
+
+def test_output_equal_to_input_is_refused(tmp_path, capsys):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS])
+    before = path.read_bytes()
+    assert _fit(path, "--output", str(path)) == 2
+    assert "is the input file" in _one_line_error(capsys)
+    (tmp_path / "sub").mkdir()
+    assert _fit(path, "--output", str(tmp_path / "sub" / ".." / "data.csv")) == 2
+    assert "is the input file" in _one_line_error(capsys)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("where", ["missing/model.joblib", "afile/model.joblib"])
+def test_output_location_is_checked_before_the_fit(tmp_path, capsys, monkeypatch, where):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS])
+    (tmp_path / "afile").write_text("not a directory")
+
+    def fit_must_not_run(self, X, y):
+        raise AssertionError("fit ran before the output location was checked")
+
+    monkeypatch.setattr(ICEClassifier, "fit", fit_must_not_run)
+    assert _fit(path, "--output", str(tmp_path / where)) == 2
+    assert "cannot save the model to" in _one_line_error(capsys)
+
+
+def test_output_directory_gets_the_default_name(tmp_path, capsys):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS])
+    (tmp_path / "models").mkdir()
+    assert _fit(path, "--output", str(tmp_path / "models")) == 0
+    assert joblib.load(tmp_path / "models" / "data.ice.joblib").training_errors_ == 0
+    assert [p.name for p in (tmp_path / "models").iterdir()] == ["data.ice.joblib"]
+
+
+def test_utf8_bom_header(tmp_path, capsys):
+    # "CSV UTF-8" of spreadsheets starts with a byte-order mark, glued to the first name
+    path = _write(tmp_path, ["label,x,y", *[",".join(r.split(",")[::-1]) for r in TWO_CLUSTERS]],
+                  encoding="utf-8-sig")
+    assert path.read_bytes().startswith(b"\xef\xbb\xbflabel")
+    assert _fit(path) == 0
+    table = read_csv(path, "label")
+    assert table.feature_names == ["x", "y"] and table.y.tolist() == list("aaabbb")
+
+
+def test_not_utf8_is_a_clear_error(tmp_path, capsys):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS, "3,3,caf\xe9"], encoding="latin-1")
+    assert _fit(path) == 2
+    assert "not UTF-8 text" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("header", ["x,label,label", "label,x,label", "x,x,label", "x, x ,label"])
+def test_duplicated_column_names_are_refused(tmp_path, capsys, header):
+    path = _write(tmp_path, [header, *TWO_CLUSTERS])
+    assert _fit(path) == 2
+    assert "repeats the column name" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("cell, message", [
+    ("nan", "'nan' is not a finite number"), ("inf", "'inf' is not a finite number"),
+    ("-Infinity", "is not a finite number"), ("1e999", "'1e999' is not a finite number"),
+    ("", "is empty"), ("abc", "'abc' is not a number"), ("1,5", "'1,5' is not a number"),
+])
+def test_bad_feature_cells_are_refused(tmp_path, capsys, cell, message):
+    cell = f'"{cell}"' if "," in cell else cell
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS, f"3,{cell},a"])
+    assert _fit(path) == 2
+    err = _one_line_error(capsys)
+    assert message in err and "line 8" in err
+
+
+def test_missing_target_column(tmp_path, capsys):
+    path = _write(tmp_path, ["x,y,class", *TWO_CLUSTERS])
+    assert _fit(path) == 2
+    assert "no column 'label'; columns are x, y, class" in _one_line_error(capsys)
+    semicolons = _write(tmp_path, ["x;y;label", "1;2;a"], name="semi.csv")
+    assert _fit(semicolons) == 2
+    assert "single column" in _one_line_error(capsys)
+
+
+def test_unknown_parameter(tmp_path, capsys):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS])
+    assert _fit(path, "--param", "time_limt=5") == 2
+    assert "no parameter(s) time_limt" in _one_line_error(capsys)
+
+
+def test_estimator_exception_is_one_line_and_debug_shows_it(tmp_path, capsys, monkeypatch):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS])
+
+    def failing_fit(self, X, y):
+        raise RuntimeError("max-margin step failed\non a thin margin")
+
+    monkeypatch.setattr(ICEClassifier, "fit", failing_fit)
+    assert _fit(path) == 1
+    err = _one_line_error(capsys)
+    assert "ICEClassifier.fit failed: RuntimeError: max-margin step failed on a thin margin" in err
+    assert not (tmp_path / "data.ice.joblib").exists()
+    with pytest.raises(RuntimeError, match="thin margin"):
+        _fit(path, "--debug")
+
+
+def test_interrupt_without_a_model_is_reported(tmp_path, capsys, monkeypatch):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS])
+
+    def interrupted(self, X, y):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ICEClassifier, "fit", interrupted)
+    assert _fit(path) == 130
+    assert "interrupted; no model saved" in capsys.readouterr().err
+
+
+def test_budget_warning_and_unproven_certificate_are_shown(voicepath_csv, capsys):
+    path, X, y = voicepath_csv
+    assert _fit(path, "--param", "max_candidates=100", target="diagnosis") == 0
+    captured = capsys.readouterr()
+    assert "exactclf fit: warning: ConvergenceWarning: ICEClassifier stopped early" in captured.err
+    model = joblib.load(path.with_suffix(".ice.joblib"))
+    assert not model.is_optimal_
+    assert (f"training errors: {model.training_errors_:g} (NOT proven optimal: the optimum is "
+            f"between {model.lower_bound_:g} and {model.training_errors_:g}") in captured.out
+
+
+def test_mrc_upper_is_qualified(voicepath_csv, capsys):
+    path, X, y = voicepath_csv
+    assert _fit(path, "--param", "max_iter=2", target="diagnosis", model="mrc") == 0
+    captured = capsys.readouterr()
+    model = joblib.load(path.with_suffix(".mrc.joblib"))
+    assert f"upper_ = {model.upper_:.4f}" in captured.out
+    for words in ("randomized rule (predict_proba)", "distributions on the training inputs",
+                  "not the error rate of the deterministic predict", "NOT converged"):
+        assert words in captured.out
+    assert "ConvergenceWarning: MRCCCG stopped after max_iter=2" in captured.err
+
+
+def test_experiments_do_not_import_the_cli_nor_hold_optima():
+    import ast
+    import pathlib
+
+    import exactclf._experiments as experiments
+    import exactclf.cli as cli
+
+    folder = pathlib.Path(experiments.__file__).parent
+    for module in [*folder.glob("*.py"), pathlib.Path(cli.__file__)]:
+        tree = ast.parse(module.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                cycle = module.parent == folder and "cli" in (node.module or "").split(".")
+                assert not cycle, module
+            # a dict literal mapping dataset names to numbers would be a second copy of the
+            # published optima (they live in exactclf.datasets only)
+            if isinstance(node, ast.Dict):
+                numbers = {k.value for k, v in zip(node.keys, node.values, strict=True)
+                           if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+                           and isinstance(v.value, int)}
+                assert not numbers & set(published_optima()), module
+
+
+def test_timed_fit_keeps_the_warnings():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from exactclf._experiments._common import timed_fit
+
+    X, y = load_voicepath(return_X_y=True)
+    model = ICEClassifier(max_candidates=100)
+    seconds, caught = timed_fit(model, X, y)
+    assert seconds > 0 and not model.is_optimal_
+    assert [w.category for w in caught] == [ConvergenceWarning]
+    assert "optimality is not proven" in str(caught[0].message)
+
+
+def test_a_failed_save_keeps_the_previous_model(tmp_path, capsys, monkeypatch):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS])
+    assert _fit(path) == 0
+    saved = (tmp_path / "data.ice.joblib").read_bytes()
+
+    def dump_then_fail(model, filename):
+        with open(filename, "wb") as f:
+            f.write(b"half a model")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(joblib, "dump", dump_then_fail)
+    assert _fit(path) == 2
+    assert "No space left on device" in _one_line_error(capsys)
+    assert (tmp_path / "data.ice.joblib").read_bytes() == saved
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "data.ice.joblib"]

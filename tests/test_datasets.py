@@ -153,7 +153,18 @@ def test_label_mapping_rejects_unexpected_labels():
 def test_docstring_examples():
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     tests = [test for test in doctest.DocTestFinder().find(_base, globs={}) if test.examples]
-    assert len(tests) == len(NAMES) + 2
+    assert len(tests) == len(NAMES) + 3  # loaders, list_datasets, load_dataset, published_optima
     for test in tests:
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_published_optima():
+    # ICE paper, Table 1 (DESIGN.md, section 3): the only datasets with a published optimum
+    optima = datasets.published_optima()
+    assert optima == {"haberman": 66, "caesarian": 18, "cryotherapy": 4, "voicepath": 19}
+    assert "published_optima" in datasets.__all__
+    for name, errors in optima.items():
+        assert f"Published exact optimum: {errors} misclassified" in _bunch(name).DESCR
+    optima["haberman"] = 0  # a fresh dict: callers cannot change the registry
+    assert datasets.published_optima()["haberman"] == 66

@@ -485,6 +485,28 @@ def list_datasets() -> list[str]:
     return list(_REGISTRY)
 
 
+def published_optima() -> dict[str, int]:
+    """Return the published exact optima of the ICE paper's Table 1 datasets.
+
+    The single source of these figures in exactclf: experiments, the demo and the tests read
+    them from here.
+
+    Returns
+    -------
+    optima : dict of str to int
+        Dataset name (as accepted by :func:`load_dataset`) to the minimum number of training
+        samples a linear classifier misclassifies (0-1 loss) on that file, as published in
+        Table 1 of the ICE paper; datasets without a published optimum are left out.
+
+    Examples
+    --------
+    >>> from exactclf.datasets import published_optima
+    >>> published_optima()
+    {'haberman': 66, 'caesarian': 18, 'cryotherapy': 4, 'voicepath': 19}
+    """
+    return {name: info.optimum for name, info in _REGISTRY.items() if info.optimum is not None}
+
+
 def load_dataset(name: str, *, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load a bundled dataset by name.
 
