@@ -54,8 +54,9 @@ print(f"full LP: R* = {full.objective:.8f}, {full.n_rows} rows, {full.seconds:.2
 # ------------------------
 # ``R_history_`` holds the certified ``R(mu)`` of every iterate: it is not monotone (the LP
 # solution jumps around, as in any cutting-plane method), but its running minimum is what the
-# estimator returns. ``lower_history_`` holds the restricted LP's values, which increase to
-# ``R*`` as constraints are added. On the right, the distance of both to ``R*`` on a log scale.
+# estimator returns. ``lower_history_`` holds the certified dual lower bound of every
+# iterate (the restricted LP's dual, repaired to be feasible for the full problem), which
+# rises to ``R*`` as constraints and features are added. On the right, the distance of both to ``R*`` on a log scale.
 it = np.arange(1, clf.n_iter_ + 1)
 upper = np.array(clf.R_history_)
 lower = np.array(clf.lower_history_)
@@ -64,7 +65,7 @@ best = np.minimum.accumulate(upper)
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
 ax1.plot(it, upper, "o-", ms=3, color="tab:red", alpha=0.5, label="R(mu) of the iterate")
 ax1.plot(it, best, "-", color="tab:red", label="best certified R(mu) (upper_)")
-ax1.plot(it, lower, "s-", ms=3, color="tab:blue", label="restricted LP (lower bound)")
+ax1.plot(it, lower, "s-", ms=3, color="tab:blue", label="certified dual bound (lower_history_)")
 ax1.axhline(full.objective, color="k", ls="--", lw=1, label="full LP optimum R*")
 ax1.set_xlabel("iteration (LP solves)")
 ax1.set_ylabel("worst-case 0-1 error")

@@ -1,25 +1,40 @@
-"""MRCCCG: constraint/column generation reaches the full LP's minimax risk, certified."""
+"""MRCCCG: constraint/column generation reaches the full LP's minimax risk, certified.
+
+The reference ``R*`` is the 0-1 MRC LP written out from its definition here (every sample,
+every nonempty label subset, dense) and solved by ``scipy.optimize.linprog``: no code of the
+package builds it.
+"""
 
 import builtins
+import itertools
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from scipy.optimize import linprog
 from sklearn.datasets import make_classification
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
 from exactclf._backend import CPU, REFERENCE
 from exactclf.mrc import MRCCCG
 from exactclf.mrc._ccg import (
+    dual_lower_bound,
     most_violated,
     most_violated_bruteforce,
     mrc_ccg,
     mrc_full_lp,
     mrc_statistics,
 )
-from exactclf.mrc._lp import HighsLP, SolverFallbackWarning, make_lp
+from exactclf.mrc._lp import (
+    GurobiLicenceError,
+    GurobiLP,
+    HighsLP,
+    SolverFallbackWarning,
+    make_lp,
+)
 from exactclf.mrc._phi import fit_feature_map
 
 EXACT = dict(eps1=1e-9, tol=1e-9, random_state=0)
@@ -31,26 +46,98 @@ def _data(n, K, d=4, seed=0):
     return StandardScaler().fit_transform(X), y
 
 
+def _definition(Psi, y, K, s):
+    """``Psi`` with each column divided by its largest magnitude, those magnitudes, and ``tau``
+    (mean of ``Phi(x_i, y_i)``, ``Phi(x, c) = e_c (x) psi(x)``) and ``lam = s * std / sqrt(n)``
+    (population std) in those scaled coordinates. ``R(mu)`` and ``R*`` do not depend on the
+    scaling (``tau`` and ``lam`` scale with a column, ``mu`` inversely); it keeps the LP well
+    scaled and the statistics finite for any units."""
+    Psi = np.asarray(Psi, dtype=np.float64)
+    top = np.abs(Psi).max(axis=0)
+    top = np.where(top > 0, top, 1.0)
+    Psi = Psi / top
+    n, d = Psi.shape
+    Phi_true = np.zeros((n, K * d))
+    for i in range(n):
+        Phi_true[i, y[i] * d:(y[i] + 1) * d] = Psi[i]
+    return Psi, np.tile(top, K), Phi_true.mean(axis=0), s * Phi_true.std(axis=0) / np.sqrt(n)
+
+
+def _reference_lp(Psi, y, K, s, rows=None):
+    """The 0-1 MRC LP from its definition, solved by SciPy's HiGHS:
+
+        min  -(tau - lam)^T mu1 + (tau + lam)^T mu2 + nu
+        s.t. sum_{c in C} Phi(x_i, c)^T (mu1 - mu2) / |C| - nu <= 1/|C| - 1
+             for every sample i (of ``rows``; default all) and nonempty subset C,
+             mu1, mu2 >= 0,
+
+    in the scaled coordinates of :func:`_definition` (``tau``, ``lam`` over all samples).
+    Returns ``R`` (the optimum), ``mu``, ``tau``, ``lam``, the scaled ``Psi`` and, per LP
+    row, its sample, subset mask and dual weight ``alpha >= 0``."""
+    Psi, _, tau, lam = _definition(Psi, y, K, s)
+    n, d = Psi.shape
+    m = K * d
+    samples = np.arange(n) if rows is None else np.asarray(rows)
+    A, b, row_sample, row_mask = [], [], [], []
+    for size in range(1, K + 1):
+        for C in itertools.combinations(range(K), size):
+            F = np.zeros((len(samples), m))
+            for c in C:
+                F[:, c * d:(c + 1) * d] = Psi[samples] / size
+            A.append(np.hstack([F, -F, -np.ones((len(samples), 1))]))
+            b.append(np.full(len(samples), 1.0 / size - 1.0))
+            row_sample.append(samples)
+            mask = np.zeros(K, dtype=bool)
+            mask[list(C)] = True
+            row_mask.append(np.tile(mask, (len(samples), 1)))
+    res = linprog(np.r_[-(tau - lam), tau + lam, 1.0], A_ub=np.vstack(A), b_ub=np.concatenate(b),
+                  bounds=[(0, None)] * (2 * m) + [(None, None)], method="highs",
+                  options=dict(primal_feasibility_tolerance=1e-10,
+                               dual_feasibility_tolerance=1e-10))
+    assert res.status == 0, res.message
+    return SimpleNamespace(R=res.fun, mu=res.x[:m] - res.x[m:2 * m], tau=tau, lam=lam,
+                           Psi=Psi, row_sample=np.concatenate(row_sample),
+                           row_mask=np.vstack(row_mask), alpha=-res.ineqlin.marginals)
+
+
+def _psi(clf, X):
+    """psi(x) of a fitted estimator; for ``phi="linear"`` written out here, (1, x) or x."""
+    if isinstance(clf.phi, str) and clf.phi == "linear":
+        X = np.asarray(X, dtype=np.float64)
+        return np.c_[np.ones(len(X)), X] if clf.fit_intercept else X
+    return clf._psi(X)
+
+
 def _full_lp_R(clf, X, y):
     """R* of the full LP (every sample, every label subset) in ``clf``'s features."""
-    Psi = clf._psi(X)
-    scale = np.abs(Psi).max(axis=0)
-    scale[scale == 0] = 1.0
-    Psi = Psi / scale
     y_idx = np.searchsorted(clf.classes_, y)
-    K = len(clf.classes_)
-    tau, lam = mrc_statistics(Psi, y_idx, K, clf.s)
-    res = mrc_full_lp(Psi, y_idx, K, tau, lam, tol=1e-9)
-    assert res.status == "Optimal"
-    return res.objective
+    return _reference_lp(_psi(clf, X), y_idx, len(clf.classes_), clf.s).R
 
 
-def _exact_R(clf, X):
-    """R(mu_) recomputed from the fitted attributes, all 2^K - 1 subsets enumerated."""
+def _exact_R(clf, X, y):
+    """R(mu_) from its definition (``tau``, ``lam`` recomputed, all 2^K - 1 subsets
+    enumerated); returns ``(R, nu)``."""
     K = len(clf.classes_)
-    V = clf._psi(X) @ clf.mu_.reshape(K, -1).T
-    nu = most_violated_bruteforce(V).max()
-    return -clf.tau_ @ clf.mu_ + clf.lambda_ @ np.abs(clf.mu_) + nu, nu
+    Psi = _psi(clf, X)
+    _, top, tau, lam = _definition(Psi, np.searchsorted(clf.classes_, y), K, clf.s)
+    mu = clf.mu_ * top  # in the scaled coordinates of tau and lam
+    nu = most_violated_bruteforce(Psi @ clf.mu_.reshape(K, -1).T).max()
+    return -tau @ mu + lam @ np.abs(mu) + nu, nu
+
+
+def _assert_certified(clf, X, y, atol=1e-7):
+    """``lower_ <= R* <= upper_`` against the reference LP, ``upper_ = R(mu_)``, and the
+    randomized (deterministic) rule's training error at most ``upper_`` (twice it)."""
+    R_star = _full_lp_R(clf, X, y)
+    assert clf.lower_ <= R_star + atol
+    assert clf.upper_ >= R_star - atol
+    R, _ = _exact_R(clf, X, y)
+    assert clf.upper_ == pytest.approx(R, rel=1e-9, abs=1e-9)
+    y_idx = np.searchsorted(clf.classes_, y)
+    proba = clf.predict_proba(X)
+    assert 1.0 - proba[np.arange(len(y)), y_idx].mean() <= clf.upper_ + 1e-9
+    assert np.mean(clf.predict(X) != y) <= 2.0 * clf.upper_ + 1e-9
+    return R_star
 
 
 # ------------------------------------------------------------------ most violated subset
@@ -141,9 +228,20 @@ def test_every_sample_is_used_beyond_five_thousand():
     R_full = _full_lp_R(clf, X, y)
     assert abs(clf.upper_ - R_full) < 1e-6
     # the LP restricted to the rows of the first 5000 samples has a clearly lower optimum
-    Psi = clf._psi(X) / np.abs(clf._psi(X)).max(axis=0)
-    tau, lam = mrc_statistics(Psi, y, 2, clf.s)
-    assert mrc_full_lp(Psi[:5000], y[:5000], 2, tau, lam, tol=1e-9).objective < R_full - 0.05
+    assert _reference_lp(_psi(clf, X), y, 2, clf.s, rows=np.arange(5000)).R < R_full - 0.05
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_package_full_lp_matches_the_definition(K):
+    """``mrc_full_lp`` (the package's full LP, used by benchmarks) against the reference."""
+    X, y = _data(40, K, seed=K)
+    Psi = np.c_[np.ones(len(X)), X]
+    ref = _reference_lp(Psi, y, K, 0.3)
+    tau, lam = mrc_statistics(ref.Psi, y, K, 0.3)
+    np.testing.assert_allclose(tau, ref.tau, atol=1e-14)
+    np.testing.assert_allclose(lam, ref.lam, atol=1e-14)
+    assert mrc_full_lp(ref.Psi, y, K, tau, lam, tol=1e-9).objective == pytest.approx(ref.R,
+                                                                                     abs=1e-8)
 
 
 def test_deleted_rows_keep_the_lp_bound_monotone_and_exact():
@@ -160,8 +258,9 @@ def test_column_generation_reaches_full_lp():
     X, y = _data(80, 3, seed=1)
     clf = MRCCCG(phi="fourier", n_components=20, m_max=8, **EXACT).fit(X, y)
     assert 8 <= clf.n_active_features_ <= 3 * 21
-    assert abs(clf.upper_ - _full_lp_R(clf, X, y)) < 1e-6
-    assert np.isfinite(clf.lower_)
+    R_star = _full_lp_R(clf, X, y)
+    assert abs(clf.upper_ - R_star) < 1e-6
+    assert R_star - 1e-6 <= clf.lower_ <= R_star + 1e-9
 
 
 def test_transformer_as_phi():
@@ -189,7 +288,7 @@ def test_reference_backend_gives_the_same_model():
 def test_certified_risk_bounds_training_error_of_randomized_rule(phi, K):
     X, y = _data(150, K, seed=5)
     clf = MRCCCG(phi=phi, n_components=30, random_state=0).fit(X, y)  # default eps1
-    R, nu = _exact_R(clf, X)
+    R, nu = _exact_R(clf, X, y)
     assert clf.upper_ == pytest.approx(R, abs=1e-10)
     assert clf.nu_ == pytest.approx(nu, abs=1e-10)
     assert clf.lower_ <= clf.upper_ <= clf.lower_ + clf.eps1 + 1e-9
@@ -205,12 +304,184 @@ def test_max_iter_warns_and_stays_certified():
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
         clf = MRCCCG(max_iter=2, n_max=5).fit(X, y)
     assert not clf.converged_ and clf.n_iter_ == 2
-    R, _ = _exact_R(clf, X)
+    R, _ = _exact_R(clf, X, y)
     assert clf.upper_ == pytest.approx(R, abs=1e-10)
-    full = MRCCCG(**EXACT).fit(X, y)
-    assert clf.lower_ <= full.upper_ + 1e-9 <= clf.upper_ + 2e-9
+    R_star = _full_lp_R(clf, X, y)
+    assert 0.0 <= clf.lower_ <= R_star + 1e-9 <= clf.upper_ + 2e-9
+    assert np.all(np.array(clf.lower_history_) <= R_star + 1e-9)
     proba = clf.predict_proba(X)
     assert 1 - proba[np.arange(len(y)), y].mean() <= clf.upper_ + 1e-12
+
+
+# -------------------------------------------------------------------- the lower bound
+def _lam_zero_data(n, K, seed):
+    """Data where feature 0 vanishes on class 0, so some coordinates have lambda = 0."""
+    X, y = _data(n, K, d=3, seed=seed)
+    X[y == 0, 0] = 0.0
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [0, 2, 4])
+@pytest.mark.parametrize("eps1, eps2", [(1e-9, 1e-2), (1e-9, 1e-5), (1e-2, 1e-2)])
+def test_lower_bound_is_rigorous_under_column_generation(seed, eps1, eps2):
+    """Columns priced only to eps2 used to leave lower_ (the restricted LP's value) above R*
+    (by 1e-3 at eps2=1e-2); lower_ now prices every feature."""
+    X, y = make_classification(60, 5, n_informative=3, n_redundant=0, n_classes=3,
+                               n_clusters_per_class=1, random_state=seed)
+    clf = MRCCCG(phi="fourier", n_components=40, m_max=10, eps1=eps1, eps2=eps2, tol=1e-9,
+                 random_state=0).fit(X, y)
+    assert clf.n_active_features_ < 3 * 41  # column generation left features out
+    R_star = _assert_certified(clf, X, y, atol=1e-9)
+    assert clf.gap_ <= eps1 + 1e-8
+    assert np.all(np.array(clf.lower_history_) <= R_star + 1e-9)
+
+
+@pytest.mark.parametrize("phi", ["linear", "threshold"])
+def test_lower_bound_is_rigorous_under_constraint_generation(phi):
+    """Every iterate's bound (few rows per iteration, also cut short by max_iter) is <= R*."""
+    X, y = _lam_zero_data(300, 3, seed=1)
+    clf = MRCCCG(phi=phi, n_components=30, n_max=3, **EXACT).fit(X, y)
+    R_star = _assert_certified(clf, X, y, atol=1e-9)
+    assert clf.n_iter_ > 5 and clf.gap_ <= 1e-8
+    assert np.all(np.array(clf.lower_history_) <= R_star + 1e-9)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        short = MRCCCG(phi=phi, n_components=30, n_max=3, max_iter=4, **EXACT).fit(X, y)
+    _assert_certified(short, X, y, atol=1e-9)
+    assert short.lower_ == max(short.lower_history_) > 0.0
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_dual_lower_bound_holds_for_any_row_weights(K):
+    """R* >= dual_lower_bound(alpha) for arbitrary weights on rows of the full LP (mixing in
+    the empirical distribution repairs every violated dual constraint); tight at the
+    reference LP's own dual solution, 0 when a lambda = 0 coordinate is violated."""
+    X, y = _lam_zero_data(30, K, seed=K)
+    ref = _reference_lp(np.c_[np.ones(len(X)), X], y, K, 0.3)
+    assert np.any(ref.lam == 0.0)
+    U, masks = ref.Psi[ref.row_sample], ref.row_mask
+    tight, _ = dual_lower_bound(U, masks, ref.alpha, ref.tau, ref.lam, zero_tol=1e-12)
+    assert tight == pytest.approx(ref.R, abs=1e-8)
+    # rows with no weight on a lambda = 0 coordinate: perturbing along them keeps those exact
+    d = U.shape[1]
+    coef = (masks / masks.sum(axis=1, keepdims=True))[:, np.arange(K * d) // d] * \
+        U[:, np.arange(K * d) % d]
+    safe = np.all(coef[:, ref.lam == 0.0] == 0.0, axis=1)
+    # weight moved onto rows of the full label set raises the (unrepaired) dual value
+    up = safe & (masks.sum(axis=1) == K)
+    rng = np.random.default_rng(K)
+    positive = above = 0
+    for _ in range(200):
+        alpha = np.where(rng.random(len(U)) < 0.05, rng.exponential(size=len(U)), 0.0)
+        # mostly near the optimum: a perturbed optimal dual, feasible or not
+        if rng.random() < 0.7:
+            alpha = ref.alpha + rng.uniform(0, 1e-1 * rng.random()) * alpha * up
+        bound, excess = dual_lower_bound(U, masks, alpha, ref.tau, ref.lam, zero_tol=1e-12)
+        assert 0.0 <= bound <= ref.R + 1e-12
+        if np.any(excess[ref.lam == 0.0] > 1e-12):
+            assert bound == 0.0
+        positive += bound > 0.0
+        above += alpha @ (1.0 - 1.0 / masks.sum(axis=1)) / alpha.sum() > ref.R + 1e-9
+    assert positive > 50 and above > 20  # the repair mattered
+    assert dual_lower_bound(U, masks, np.zeros(len(U)), ref.tau, ref.lam)[0] == 0.0
+
+
+# ------------------------------------------------------------- awkward but valid data
+def _awkward(kind, K, seed):
+    rng = np.random.default_rng(seed)
+    X, y = _data(40, K, d=3, seed=seed)
+    if kind == "duplicated rows":
+        X, y = np.vstack([X, X[:20]]), np.r_[y, y[:20]]
+    elif kind == "conflicting labels":  # the same x with another label
+        X, y = np.vstack([X, X[:20]]), np.r_[y, (y[:20] + 1) % K]
+    elif kind == "integer features":
+        X = np.round(X).clip(-2, 2)
+        X = np.vstack([X, rng.integers(-1, 2, size=(20, 3))])
+        y = np.r_[y, rng.integers(0, K, 20)]
+    return X, y
+
+
+@pytest.mark.parametrize("kind", ["duplicated rows", "conflicting labels", "integer features"])
+@pytest.mark.parametrize("K", [2, 3, 4])
+@pytest.mark.parametrize("phi", ["linear", "threshold", "fourier"])
+def test_awkward_data_matches_the_reference_lp(kind, K, phi):
+    X, y = _awkward(kind, K, seed=K)
+    clf = MRCCCG(phi=phi, n_components=12, n_max=10, **EXACT).fit(X, y)
+    R_star = _assert_certified(clf, X, y, atol=1e-9)
+    assert clf.converged_
+    assert abs(clf.upper_ - R_star) < 1e-7 and clf.gap_ <= 1e-8
+
+
+@pytest.mark.parametrize("phi", ["linear", "threshold", "relu"])
+@pytest.mark.parametrize("value", [1.0, 0.0, 1e10])
+def test_all_rows_identical_gives_the_majority_model(phi, value):
+    """One unique point: the MRC is a constant rule; with an intercept it is the majority
+    class, and R* has the closed form 1 - p_max + s sqrt(p_max (1 - p_max) / n) (K = 2)."""
+    X = np.full((10, 2), value)
+    y = np.array([0] * 3 + [1] * 7)
+    clf = MRCCCG(phi=phi, **EXACT).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X), np.ones(10))
+    R_closed = 1.0 - 0.7 + clf.s * np.sqrt(0.7 * 0.3 / 10)
+    assert clf.lower_ == pytest.approx(R_closed, abs=1e-9)
+    assert clf.upper_ == pytest.approx(R_closed, abs=1e-9)
+    X3 = np.full((10, 3), value)
+    y3 = np.array([0] * 3 + [1] * 4 + [2] * 3)
+    clf3 = MRCCCG(phi=phi, **EXACT).fit(X3, y3)
+    np.testing.assert_array_equal(clf3.predict(X3), np.ones(10))
+    _assert_certified(clf3, X3, y3, atol=1e-9)
+
+
+def test_no_information_without_intercept_is_the_uniform_rule():
+    """psi = 0 on every sample (zero inputs, no intercept): the MRC is uniform, R* = 1 - 1/K."""
+    X, y = np.zeros((9, 2)), np.arange(9) % 3
+    clf = MRCCCG(fit_intercept=False, **EXACT).fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), 1.0 / 3)
+    assert clf.lower_ == pytest.approx(2.0 / 3, abs=1e-12)
+    assert clf.upper_ == pytest.approx(2.0 / 3, abs=1e-12)
+
+
+def _generated(rng):
+    """Awkward data of a random kind: duplicates, conflicting labels, integer grids, constant
+    features, huge offsets, tiny scales; K = 2..4 classes, every class present."""
+    K = int(rng.integers(2, 5))
+    n = int(rng.integers(K + 1, 36))
+    d = int(rng.integers(1, 4))
+    y = np.r_[np.arange(K), rng.integers(0, K, n - K)]
+    X = rng.normal(size=(n, d)) + 0.8 * y[:, None]
+    if rng.random() < 0.4:
+        X = np.round(X * rng.choice([1.0, 2.0])).astype(np.float64)  # integer grid
+    if rng.random() < 0.4:  # duplicated rows, with the same or a conflicting label
+        k = int(rng.integers(1, n + 1))
+        idx = rng.integers(0, n, k)
+        flip = rng.random(k) < 0.5
+        X = np.vstack([X, X[idx]])
+        y = np.r_[y, np.where(flip, (y[idx] + 1) % K, y[idx])]
+    if rng.random() < 0.3:
+        X[:, int(rng.integers(0, d))] = rng.choice([0.0, 3.0, -1e10])  # constant feature
+    units = rng.choice(["plain", "offset", "tiny", "timestamps"])
+    if units == "offset":
+        X = X + 1e10
+    elif units == "tiny":
+        X = X * 1e-200
+    elif units == "timestamps":
+        X = 1.7e9 + 60.0 * X
+    return X, y
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_generated_awkward_inputs_are_certified(seed):
+    """A clear error or a model whose bounds hold against the reference LP."""
+    rng = np.random.default_rng(seed)
+    X, y = _generated(rng)
+    phi = str(rng.choice(["linear", "threshold"]))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            clf = MRCCCG(phi=phi, n_max=int(rng.integers(2, 50)), **EXACT).fit(X, y)
+    except ValueError as exc:
+        assert "feature map produced no features" in str(exc)
+        return
+    _assert_certified(clf, X, y, atol=1e-8)
+    assert clf.converged_ and clf.gap_ <= 1e-8
 
 
 def test_rules():
@@ -317,9 +588,8 @@ def _lp_with_inactive_row(lp):
 
 @pytest.mark.parametrize("solver", ["highs", "gurobi"])
 def test_deleting_a_basic_row_keeps_the_basis(solver):
-    if solver == "gurobi":
-        pytest.importorskip("gurobipy", reason="optional extra exactclf[gurobi] not installed")
     lp = make_lp(solver, tol=1e-9)
+    assert lp.name == solver  # a tiny model: no licence fallback
     _lp_with_inactive_row(lp)
     first = lp.solve("dual")
     assert first.row_basic.tolist() == [False, False, True]
@@ -349,37 +619,77 @@ def test_highs_lp_is_persistent_and_warm():
     assert np.all(second.row_dual <= 1e-12)
 
 
+def _gurobi_is_size_limited() -> bool:
+    """Whether the installed Gurobi licence refuses a model of 2001 variables (the pip
+    licence does, with error 10010); gurobipy is a test dependency: no skip."""
+    import gurobipy as gp
+
+    with gp.Env(empty=True) as env:
+        env.setParam("OutputFlag", 0)
+        env.start()
+        with gp.Model(env=env) as model:
+            model.addVars(2001)
+            try:
+                model.optimize()
+            except gp.GurobiError as exc:
+                assert exc.errno == 10010, exc
+                return True
+    return False
+
+
 @pytest.mark.parametrize("K, params", [(2, {}), (3, {}), (5, {}),
                                        (3, dict(phi="fourier", n_components=20, m_max=8))])
 def test_gurobi_matches_highs(K, params):
-    """Same R* with both solvers (tiny models: Gurobi's pip licence is size-limited)."""
-    pytest.importorskip("gurobipy", reason="optional extra exactclf[gurobi] not installed")
+    """Same R* with both solvers (tiny models: Gurobi's pip licence is size-limited). Any
+    Gurobi error fails the test; so does a fallback to HiGHS."""
     X, y = _data(60, K, seed=8)
     a = MRCCCG(lp_solver="highs", **params, **EXACT).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", SolverFallbackWarning)
-        try:
-            b = MRCCCG(lp_solver="gurobi", **params, **EXACT).fit(X, y)
-        except Exception as exc:  # pragma: no cover - depends on the licence
-            pytest.skip(f"Gurobi unusable here: {exc}")
+        b = MRCCCG(lp_solver="gurobi", **params, **EXACT).fit(X, y)
     assert b.lp_solver_ == "gurobi"
     assert abs(a.upper_ - b.upper_) < 1e-6
     assert abs(a.lower_ - b.lower_) < 1e-6
+    R_star = _full_lp_R(b, X, y)
+    assert b.lower_ <= R_star + 1e-8 <= b.upper_ + 2e-8
 
 
 def test_gurobi_licence_refusal_falls_back_to_highs():
-    pytest.importorskip("gurobipy")
+    """With the size-limited licence, 2500 rows in one iteration are refused and the fit
+    continues on HiGHS with a warning; with an unrestricted one Gurobi solves it all."""
     X, y = _data(1500, 3, seed=9)
-    # 2500 constraints in one iteration: beyond the size-limited licence (2000)
     est = MRCCCG(lp_solver="gurobi", n_max=2500, eps1=1e-6)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         clf = est.fit(X, y)
+    fell_back = any(issubclass(w.category, SolverFallbackWarning) for w in caught)
+    if _gurobi_is_size_limited():
+        assert fell_back and clf.lp_solver_ == "highs"
+    else:
+        assert not fell_back and clf.lp_solver_ == "gurobi"
     ref = MRCCCG(lp_solver="highs", n_max=2500, eps1=1e-6).fit(X, y)
-    if clf.lp_solver_ == "gurobi":  # pragma: no cover - a full licence is installed
-        pytest.skip("a Gurobi licence without size limit is installed")
-    assert any(issubclass(w.category, SolverFallbackWarning) for w in caught)
     assert abs(clf.upper_ - ref.upper_) < 1e-6
+
+
+def test_gurobi_refusal_mid_fit_replays_the_lp_on_highs(monkeypatch):
+    """A licence refusal at the third solve: HiGHS gets the same rows and columns (added,
+    deleted) and the fit ends where a HiGHS fit ends."""
+    real_solve = GurobiLP.solve
+    calls = []
+
+    def refusing_solve(self, method=None):
+        calls.append(method)
+        if len(calls) == 3:
+            raise GurobiLicenceError("Model too large for size-limited license")
+        return real_solve(self, method)
+
+    monkeypatch.setattr(GurobiLP, "solve", refusing_solve)
+    X, y = _data(300, 3, seed=10)
+    with pytest.warns(SolverFallbackWarning, match="HiGHS"):
+        clf = MRCCCG(lp_solver="gurobi", n_max=10, **EXACT).fit(X, y)
+    assert len(calls) == 3 and clf.lp_solver_ == "highs" and clf.n_iter_ > 3
+    _assert_certified(clf, X, y, atol=1e-9)
+    assert clf.gap_ <= 1e-8
 
 
 def test_gurobi_missing_names_the_extra(monkeypatch):
@@ -453,11 +763,44 @@ def test_bad_input():
         MRCCCG(phi="threshold", fit_intercept=False).fit(np.zeros((4, 1)), [0, 1, 0, 1])
 
 
-def test_gpu_request_without_gpu_is_explained():
+def test_failed_refit_leaves_an_unfitted_estimator():
+    X, y = _data(40, 3)
+    clf = MRCCCG().fit(X, y)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        clf.fit(X, np.zeros(40))
+    assert not [name for name in vars(clf) if name.endswith("_")]
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+    clf.fit(X, y)
+    with pytest.raises(ValueError, match="no features"):  # raised after the feature map
+        clf.set_params(phi="threshold", fit_intercept=False).fit(np.zeros((4, 1)), [0, 1, 0, 1])
+    assert not [name for name in vars(clf) if name.endswith("_")]
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+def test_loose_lower_bound_at_convergence_warns(monkeypatch):
+    """If the LP's duals certify less than eps1 at the end (solver tolerance), say so."""
+    import exactclf.mrc._ccg as ccg
+
+    real = ccg.dual_lower_bound
+    monkeypatch.setattr(ccg, "dual_lower_bound",
+                        lambda *args: (0.5 * real(*args)[0], real(*args)[1]))
+    X, y = _data(60, 2)
+    with pytest.warns(ConvergenceWarning, match="far more than eps1"):
+        clf = MRCCCG(**EXACT).fit(X, y)
+    assert clf.converged_ and clf.lower_ < clf.upper_ / 2 + 1e-9
+
+
+def test_gpu_request_is_served_or_explained():
+    """With a GPU: the CuPy path gives the CPU's optimum; without one: a clear error."""
     from exactclf._backend import gpu_available
 
-    if gpu_available():  # pragma: no cover - GPU machine
-        pytest.skip("a GPU is available")
     X, y = _data(30, 2)
-    with pytest.raises(RuntimeError, match="exactclf\\[gpu\\]"):
-        MRCCCG(device="gpu").fit(X, y)
+    if not gpu_available():
+        with pytest.raises(RuntimeError, match="exactclf\\[gpu\\]"):
+            MRCCCG(device="gpu").fit(X, y)
+        return
+    gpu = MRCCCG(device="gpu", **EXACT).fit(X, y)
+    cpu = MRCCCG(device="cpu", **EXACT).fit(X, y)
+    assert gpu.device_ == "gpu" and abs(gpu.upper_ - cpu.upper_) < 1e-9

@@ -22,10 +22,19 @@ The math (everything below is re-derived here; notation of the design document):
   subset of every sample in ``O(K log K)``.
 * Rule: ``h(y|x) = (v_y(x) - nu + 1)_+ / c_x`` with ``c_x`` the sum over ``y`` (uniform when
   ``c_x = 0``). On every training input ``c_x <= 1`` by definition of ``nu``, so
-  ``h(y|x) >= v_y(x) - nu + 1`` and for every ``p`` in ``U``:
-  ``E_p[1 - h(y|x)] <= nu - E_p Phi^T mu <= R(mu)``. The empirical distribution is in ``U``,
-  hence the *expected training 0-1 error of the randomized rule* ``predict_proba`` is at most
-  ``R(mu)``. (The deterministic rule ``predict``, the argmax, has no such guarantee.)
+  ``h(y|x) >= v_y(x) - nu + 1`` and for every ``p`` in ``U`` *supported on the training
+  inputs*: ``E_p[1 - h(y|x)] <= nu - E_p Phi^T mu <= R(mu)``. (At other inputs ``c_x`` may
+  exceed 1 and the bound does not follow.) The empirical distribution is such a ``p``, hence
+  the *expected training 0-1 error of the randomized rule* ``predict_proba`` is at most
+  ``R(mu)``. The deterministic rule ``predict`` (an argmax of ``v``, hence of ``h``) errs
+  only where ``h(y|x) <= 1/2`` for the true ``y``, so its expected 0-1 error under the same
+  ``p`` is at most twice the randomized rule's: at most ``2 R(mu)``, not ``R(mu)``.
+* Lower bound: for any weights ``alpha >= 0`` on rows, summing to 1, ``R(mu) >=
+  D(alpha) + sum_j (z_j mu_j + lambda_j |mu_j|)`` with ``D(alpha) = sum alpha_r (1 - 1/|C_r|)``
+  and ``z = F^T alpha - tau``; so ``R* >= D(alpha)`` when ``|z| <= lambda``, and mixing in
+  the empirical distribution (``z = 0``, ``D = 0``) repairs any violation at a proportional
+  cost (:func:`dual_lower_bound`). The restricted LP's row duals, priced over *every*
+  feature, give a rigorous bound however the generation stopped.
 
 Algorithm: one persistent LP -- the LP above restricted to the generated constraints (rows)
 and the active features (columns ``mu1_j, mu2_j``, plus ``nu``) -- starts with one implied
@@ -38,9 +47,13 @@ subset of *every* training sample, adds the ``n_max`` most violated constraints 
 ``|F^T alpha - tau| <= lambda`` is violated by more than ``eps2`` (``alpha``: the negated row
 duals). Rows whose slack has stayed basic for ``_DROP_AFTER`` solves are deleted, but only
 after the LP value has risen since the previous deletion (so no cycling), and may be generated
-again later. When nothing is added, the returned ``mu`` is certified: ``upper_ = R(mu)``
-evaluated exactly over all samples and subsets, and ``lower_`` is the LP bound (constraints
-generated from a relaxation), so ``R* in [lower_, upper_]`` and ``upper_ - lower_ <= eps1``.
+again later. Every iterate is certified both ways: ``upper_ = min R(mu)``, evaluated exactly
+over all samples and subsets, and ``lower_ = max D``, the dual bound above over all features.
+When no row is violated by more than ``eps1`` and no feature by more than ``eps2``, but the
+bound is still more than ``eps1`` below ``upper_`` (features violated by less than ``eps2``
+cost the bound ``D`` in proportion to their violation), every violated feature is added and
+the generation goes on; so on convergence ``R* in [lower_, upper_]`` and ``upper_ - lower_
+<= eps1`` (up to the LP solver's tolerance).
 
 Why this form (measured on ai4i, 10000 samples, 400 random Fourier features, so dense rows):
 the LP dual of the above (generated constraints as columns, features as rows: a smaller basis)
@@ -69,12 +82,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import REFERENCE, Backend, resolve_device
+from .._base import reset_fitted
 from ._lp import make_lp, solve_lp
 from ._phi import PHI_NAMES, fit_feature_map
 
 __all__ = [
     "MRCCCG",
     "mrc_statistics",
+    "dual_lower_bound",
     "most_violated",
     "most_violated_bruteforce",
     "worst_case_error",
@@ -194,6 +209,75 @@ def worst_case_error(Psi, mu, tau, lam, n_classes: int, backend: Backend = REFER
     return float(-tau @ mu + lam @ np.abs(mu) + nu), nu
 
 
+def dual_lower_bound(U, masks, alpha, tau, lam, zero_tol: float = 0.0):
+    """A lower bound on ``R*`` from any nonnegative weights ``alpha`` on LP rows.
+
+    Row ``r`` is the constraint of a sample with features ``U[r] = psi(x)`` and label subset
+    ``masks[r]`` (or a convex combination of such rows). For weights ``a`` summing to 1 and any
+    ``mu``, ``nu(mu) >= sum_r a_r (F_r mu - b_r)``, hence
+
+        R(mu) >= D(a) + sum_j (z_j mu_j + lambda_j |mu_j|),   D(a) = sum_r a_r (1 - 1/|C_r|),
+        z = F^T a - tau,
+
+    and ``R* >= D(a)`` when ``|z| <= lambda``. The empirical distribution (weight ``1/n`` on
+    every ``(i, {y_i})``) has ``z = 0`` and ``D = 0``; mixing it in with weight ``t`` scales
+    ``z`` and ``D`` by ``1 - t``, so the smallest ``t`` with ``(1 - t) |z| <= lambda`` gives
+    the bound ``(1 - t) D(a)``. No row or feature needs to be in the LP for this: the bound
+    holds for any ``alpha``, priced over *every* feature. On a coordinate with
+    ``lambda_j = 0`` no mixing helps; there ``|z_j| <= zero_tol`` (a rounding tolerance: at a
+    dual optimum that ``z_j`` is exactly 0) is accepted as zero, a larger ``|z_j|`` gives the
+    trivial bound 0.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n_rows, d)
+    masks : ndarray of shape (n_rows, n_classes), bool
+    alpha : ndarray of shape (n_rows,)
+        Weights (the negated row duals of the restricted LP); clipped at 0 and normalized.
+    tau, lam : ndarray of shape (n_classes * d,)
+    zero_tol : float, default=0.0
+
+    Returns
+    -------
+    bound : float
+        A lower bound on ``R*``, at least 0.
+    excess : ndarray of shape (n_classes * d,)
+        ``|z| - lambda`` (the dual infeasibility of every feature, before any mixing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.array([[1.0], [1.0], [1.0]])
+    >>> masks = np.array([[True, False], [False, True], [True, True]])
+    >>> tau, lam = np.array([0.5, 0.5]), np.array([0.1, 0.1])
+    >>> bound, excess = dual_lower_bound(U, masks, np.array([0.0, 0.0, 1.0]), tau, lam)
+    >>> float(bound), excess.tolist()  # z = 0: D = 1 - 1/2 is a valid bound
+    (0.5, [-0.1, -0.1])
+    >>> bound, _ = dual_lower_bound(U, masks, np.array([0.2, 0.0, 0.8]), tau, lam)
+    >>> round(float(bound), 6)  # |z| = 0.1 = lambda: still feasible
+    0.4
+    >>> bound, _ = dual_lower_bound(U, masks, np.array([0.4, 0.0, 0.6]), tau, lam)
+    >>> round(float(bound), 6)  # |z| = 0.2: half of D(a) = 0.3 remains
+    0.15
+    """
+    w = np.maximum(np.asarray(alpha, dtype=np.float64), 0.0)
+    total = w.sum()
+    if not total > 0.0:
+        return 0.0, np.abs(tau) - lam
+    w = w / total
+    sizes = masks.sum(axis=1)
+    D = float(w @ (1.0 - 1.0 / sizes))
+    z = (U.T @ ((masks / sizes[:, None]) * w[:, None])).T.ravel() - tau
+    az = np.abs(z)
+    excess = az - lam
+    over = excess > 0.0
+    scaled = over & (lam > 0.0)
+    if np.any(over & (lam == 0.0) & (az > zero_tol)):
+        return 0.0, excess
+    t = float(np.max(1.0 - lam[scaled] / az[scaled])) if scaled.any() else 0.0
+    return max((1.0 - t) * D, 0.0), excess
+
+
 #: a row whose slack has been basic in this many consecutive solves is deleted
 _DROP_AFTER = 3
 
@@ -299,7 +383,7 @@ def mrc_ccg(
     whose slack has stayed basic for ``_DROP_AFTER`` solves are deleted (the current solution
     stays optimal, so the LP value does not drop) whenever the LP value has risen since the
     last deletion, which keeps the LP small without allowing cycles. ``alpha``, the negated row
-    duals, prices the features.
+    duals, prices every feature: it gives :func:`dual_lower_bound` and the features to add.
 
     Parameters
     ----------
@@ -318,7 +402,9 @@ def mrc_ccg(
     Returns
     -------
     CCGResult
-        ``mu`` is the iterate with the smallest certified ``R(mu)`` (``upper``).
+        ``mu`` is the iterate with the smallest certified ``R(mu)`` (``upper``); ``lower`` is
+        the largest :func:`dual_lower_bound` of the iterates, a lower bound on ``R*`` however
+        the generation stopped (``lower_history`` holds that bound per iterate).
 
     Examples
     --------
@@ -349,6 +435,10 @@ def mrc_ccg(
         active = np.arange(m)
     is_active = np.zeros(m, dtype=bool)
     is_active[active] = True
+
+    # z of a coordinate with lambda = 0 is a weighted mean of psi values: in exact arithmetic 0
+    # at a dual optimum, in floating point a rounding error far below this
+    zero_tol = 1e-12 * max(float(np.abs(Psi).max()), 1e-300)
 
     lp = make_lp(lp_solver, tol=tol, verbose=verbose)
     # column 0: nu (free); columns 1 + 2p, 2 + 2p: mu1, mu2 of feature active[p]
@@ -384,7 +474,7 @@ def mrc_ccg(
     converged = False
     it = 0
     max_viol = np.inf
-    lower = np.nan
+    lower = 0.0  # R* >= 0: the empirical distribution is a feasible dual point
     drop_level = -np.inf
     for it in range(1, max_iter + 1):
         res = lp.solve("dual")
@@ -428,20 +518,20 @@ def mrc_ccg(
             new_M.append(mask)
             new_keys.append(key)
 
-        # features: those whose constraint |F^T alpha - tau| <= lambda is violated
+        # every feature is priced: a rigorous bound on R* from the row duals, and the features
+        # whose dual constraint |F^T alpha - tau| <= lambda is violated by more than eps2
+        bound, excess = dual_lower_bound(U_rows, M_rows, -res.row_dual, tau, lam, zero_tol)
+        lower = max(lower, bound)
+        L_hist.append(bound)
         new_feats = np.empty(0, dtype=np.int64)
-        col_viol = 0.0
-        if column_generation and not is_active.all():
-            alpha = np.maximum(-res.row_dual, 0.0)
-            W = (M_rows / M_rows.sum(axis=1, keepdims=True)) * alpha[:, None]
-            Z = (U_rows.T @ W).T.ravel()
-            dv = np.abs(Z - tau) - lam
-            dv[is_active] = -np.inf
-            col_viol = float(dv.max())
+        if not is_active.all():
+            dv = np.where(is_active, -np.inf, excess)
             cand_f = np.flatnonzero(dv > eps2)
+            if not new_U and len(cand_f) == 0 and best[0] - lower > eps1:
+                # generation is done, but features violated by less than eps2 keep the bound
+                # more than eps1 below R(mu): add every violated one
+                cand_f = np.flatnonzero(dv > np.where(lam > 0.0, 0.0, zero_tol))
             new_feats = np.sort(cand_f[np.argsort(-dv[cand_f], kind="stable")][:m_max])
-        lower = res.objective if col_viol <= eps2 else np.nan
-        L_hist.append(lower)
 
         # delete the rows that have stayed inactive, when the LP value rose since last time
         age = np.where(res.row_basic, age + 1, 0)
@@ -552,11 +642,16 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
     for many features, the most violated feature columns, and is re-solved warm. At the end,
     the worst-case error ``R(mu)`` of the returned classifier is evaluated exactly over all
     samples and all label subsets and reported as ``upper_``; ``lower_`` is a lower bound on
-    the optimum ``R*``, so ``R* in [lower_, upper_]``.
+    the optimum ``R*`` from the LP's duals priced over every feature, so
+    ``R* in [lower_, upper_]``.
 
-    Guarantee: the expected training 0-1 error of the randomized rule (``predict_proba``) is
-    at most ``upper_`` (the empirical distribution belongs to the uncertainty set). The
-    deterministic rule ``predict`` (the most probable class) has no such guarantee.
+    Guarantee: ``upper_`` bounds the worst-case expected 0-1 loss of the *randomized* rule
+    ``predict_proba`` over the distributions of the uncertainty set that are supported on the
+    training inputs (at other inputs the bound does not follow); the empirical distribution is
+    one, so the expected training 0-1 error of ``predict_proba`` is at most ``upper_``. The
+    deterministic rule ``predict`` (a most probable class) errs only where the true class has
+    probability at most 1/2, so its error under those distributions is at most ``2 upper_``;
+    ``upper_`` itself is not a bound on it.
 
     Parameters
     ----------
@@ -570,11 +665,15 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         Prepend a constant 1 to ``psi(x)``.
     eps1 : float, default=1e-4
         Rows (sample, subset) violated by more than ``eps1`` are added; generation stops when
-        none is, so ``upper_ - lower_ <= eps1``. The CCG paper's 1e-2 stops early with
-        ``upper_`` up to that much above ``R*`` (6e-3 on 10000 x 20 ``make_classification``)
-        for little saving in time; ``eps1 -> 0`` gives ``R*`` itself.
+        none is, and ``upper_ - lower_ <= eps1`` up to the LP solver's tolerance (a
+        :class:`~sklearn.exceptions.ConvergenceWarning` says when the gap exceeds
+        ``10 (eps1 + tol)``). The CCG paper's 1e-2 stops early with ``upper_`` up to that
+        much above ``R*`` (6e-3 on 10000 x 20 ``make_classification``) for little saving in
+        time; ``eps1 -> 0`` gives ``R*`` itself.
     eps2 : float, default=1e-5
-        Features whose dual constraint is violated by more than ``eps2`` are added.
+        Features whose dual constraint is violated by more than ``eps2`` are added. Features
+        violated by less still lower ``lower_`` (it prices every feature); when that leaves
+        ``upper_ - lower_ > eps1`` at the end, they are added as well.
     n_max : int, default=400
         Rows added per iteration at most.
     m_max : int, default=400
@@ -616,10 +715,14 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
     tau_, lambda_ : ndarray of shape (n_classes * `n_phi_features_`,)
         Mean and uncertainty width of the features.
     upper_ : float
-        Certified worst-case 0-1 error ``R(mu_)``; ``R*`` (the minimax risk) is at most this.
+        ``R(mu_)``, evaluated over all training samples and label subsets: ``R*`` (the minimax
+        risk) is at most this, and so is the expected 0-1 loss of the randomized rule
+        ``predict_proba`` under every distribution of the uncertainty set supported on the
+        training inputs (``predict``: at most twice this).
     lower_ : float
-        Lower bound on ``R*`` (the final LP relaxation's value); NaN when column generation
-        stopped with a dual constraint violated by more than ``eps2``.
+        Lower bound on ``R*``: the best dual bound of the iterates (row duals of the restricted
+        LP priced over *every* feature, made feasible by mixing in the empirical distribution;
+        see :func:`dual_lower_bound`). Valid however the fit stopped, ``max_iter`` included.
     gap_ : float
         ``upper_ - lower_``.
     n_iter_ : int
@@ -629,7 +732,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
     R_history_ : list of float
         Certified ``R(mu)`` of every iterate.
     lower_history_ : list of float
-        LP value of every iterate (a lower bound where not NaN).
+        Dual lower bound on ``R*`` of every iterate (``lower_`` is their maximum).
     n_constraints_ : int
         Constraints (sample, label subset) generated, plus one implied constraint per class
         (a constraint deleted as inactive and generated again counts twice).
@@ -744,16 +847,26 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         -------
         self : MRCCCG
         """
+        reset_fitted(self)
+        try:
+            return self._fit(X, y)
+        except BaseException:
+            # a fit that fails part-way leaves no half-set attributes behind
+            reset_fitted(self)
+            raise
+
+    def _fit(self, X, y):
         t0 = time.perf_counter()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        K = len(self.classes_)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        K = len(classes)
         if K < 2:
             raise ValueError(
                 f"MRCCCG needs samples of at least 2 classes; the data has only 1 class: "
-                f"{self.classes_[0]!r}."
+                f"{classes[0]!r}."
             )
+        self.classes_ = classes
         backend = resolve_device(self.device)
         self.device_ = backend.name
         if self.lp_solver == "gurobi":
@@ -800,6 +913,18 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
                 f"violated by up to {res.max_violation:.3g} (> eps1={self.eps1}); upper_="
                 f"{self.upper_:.6g} is certified for the returned classifier, but the minimax "
                 "risk may be lower. Increase max_iter or n_max.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        elif self.gap_ > 10.0 * (self.eps1 + self.tol):
+            # the LP solution meets its dual constraints only to the solver's tolerance, and
+            # the rigorous bound pays for every violation (all of it where lambda_j = 0)
+            warnings.warn(
+                f"MRCCCG converged, but lower_={self.lower_:.6g} is {self.gap_:.3g} below "
+                f"upper_={self.upper_:.6g}, far more than eps1={self.eps1}: the LP solution "
+                f"meets its dual constraints only to the solver's tolerance tol={self.tol}, "
+                "and the certified lower bound pays for that. Both bounds hold; decrease tol "
+                "for a tighter lower_.",
                 ConvergenceWarning,
                 stacklevel=2,
             )
