@@ -1,5 +1,6 @@
 """NGDClassifier: derivatives, the Newton phase's optimum, the Adam baseline, sklearn plumbing."""
 
+import operator
 import pickle
 import warnings
 
@@ -12,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
-from exactclf._backend import REFERENCE, gpu_available
+from exactclf._backend import Backend, gpu_available
 from exactclf.ngd import NGDClassifier, _ngd, make_peaks
 from exactclf.ngd._mlp import (
     backprop,
@@ -20,6 +21,7 @@ from exactclf.ngd._mlp import (
     cross_entropy,
     forward_hidden,
     glorot_uniform_init,
+    identifies_output_layer,
     log_probabilities,
     logit_gradient,
     network_loss,
@@ -504,18 +506,170 @@ def test_keyboard_interrupt_returns_model_so_far(monkeypatch):
     assert clf.predict(X).shape == (150,)
 
 
-def test_reference_backend_runs_the_array_generic_path(monkeypatch):
-    """NumPy standing in for CuPy: the device path gives the CPU model."""
+class _DeviceArray:
+    """Stand-in for a CuPy array: a NumPy array behind a wall.
+
+    Like CuPy it refuses implicit conversion to NumPy (``np.asarray``, NumPy functions and
+    ufuncs) and arithmetic with NumPy arrays; reductions give 0-d device arrays; ``get()``
+    copies to the host. Code that works on it keeps host and device data apart as the GPU
+    path must.
+    """
+
+    __array_ufunc__ = None  # ``ndarray op device`` -> the reflected operation below
+
+    def __init__(self, a):
+        self.a = a
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("implicit conversion of a device array to a NumPy array")
+
+    def get(self):
+        return self.a.copy()
+
+    def __getattr__(self, name):  # shape, dtype, T, sum, max, mean, astype, copy, ...
+        if name.startswith("__"):  # no __array_interface__ & co: NumPy must not see inside
+            raise AttributeError(name)
+        attr = getattr(self.a, name)
+        if not callable(attr):
+            return _to_dev(attr)
+        return lambda *args, **kwargs: _to_dev(attr(*_from_dev(args), **kwargs))
+
+    def __getitem__(self, key):
+        return _to_dev(self.a[_from_dev(key)])
+
+    def __iadd__(self, other):
+        self.a += _from_dev(other)
+        return self
+
+    def __float__(self):
+        return float(self.a)
+
+    def __bool__(self):
+        return bool(self.a)
+
+    def __neg__(self):
+        return _DeviceArray(-self.a)
+
+
+for _name in ("add", "sub", "mul", "truediv", "matmul", "pow"):
+    _op = getattr(operator, _name)
+    setattr(_DeviceArray, f"__{_name}__",
+            lambda self, other, op=_op: _to_dev(op(self.a, _from_dev(other))))
+    setattr(_DeviceArray, f"__r{_name}__",
+            lambda self, other, op=_op: _to_dev(op(_from_dev(other), self.a)))
+for _name in ("gt", "ge", "lt", "le"):
+    _op = getattr(operator, _name)
+    setattr(_DeviceArray, f"__{_name}__",
+            lambda self, other, op=_op: _to_dev(op(self.a, _from_dev(other))))
+
+
+def _to_dev(x):
+    if isinstance(x, np.ndarray | np.generic):
+        return _DeviceArray(np.asarray(x))
+    return x
+
+
+def _from_dev(x):
+    if isinstance(x, _DeviceArray):
+        return x.a
+    if isinstance(x, np.ndarray):
+        raise TypeError("a NumPy array mixed with device arrays")
+    if isinstance(x, list | tuple):
+        return type(x)(_from_dev(v) for v in x)
+    return x
+
+
+class _DeviceNamespace:
+    """The array namespace of :class:`_DeviceArray` (NumPy's functions behind the wall)."""
+
+    @staticmethod
+    def asarray(a, dtype=None):  # the explicit host -> device transfer
+        return a if isinstance(a, _DeviceArray) else _DeviceArray(np.array(a, dtype=dtype))
+
+    def __getattr__(self, name):
+        func = getattr(np, name)
+        return lambda *args, **kwargs: _to_dev(func(*_from_dev(args), **kwargs))
+
+
+def test_device_stand_in_refuses_host_mixing():
+    """The stand-in catches what CuPy would reject (else the next test could not fail)."""
+    xp = _DeviceNamespace()
+    A = xp.asarray(np.ones((2, 2)))
+    for bad in (lambda: np.asarray(A), lambda: np.exp(A), lambda: A + np.ones(2),
+                lambda: np.ones(2) * A, lambda: xp.maximum(A, np.zeros(2))):
+        with pytest.raises(TypeError):
+            bad()
+    assert isinstance(A.sum(), _DeviceArray) and float(A.sum()) == 4.0
+    np.testing.assert_array_equal((2.0 * A - 1.0).get(), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("case", ["dense", "sparse_weighted", "early_stopping", "binary"])
+def test_device_path_on_stand_in_arrays_gives_the_cpu_model(monkeypatch, case):
+    """The GPU code path (device transfers, batch indexing on the device, device-side
+    reductions, early-stopping scoring) run on arrays that, like CuPy's, refuse to mix with
+    NumPy: it must not touch them with NumPy, and it must give the CPU model."""
     X, y = load_iris(return_X_y=True)
-    kw = dict(hidden_layer_sizes=(7,), max_iter=5, random_state=0, batch_size=64)
+    kw = dict(hidden_layer_sizes=(7,), max_iter=4, random_state=0, batch_size=64)
+    fit_kw = {}
+    if case == "sparse_weighted":
+        X = sp.csr_matrix(np.where(X > 2.0, X, 0.0))
+        fit_kw["sample_weight"] = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
+    elif case == "early_stopping":
+        kw.update(early_stopping=True, validation_fraction=0.2, n_iter_no_change=2)
+    elif case == "binary":
+        y = (y == 1).astype(int)
+        kw.update(batch_size=8, hidden_layer_sizes=(12,))  # batches too small for Newton
+    more = case != "early_stopping"  # then a partial_fit continues on the device
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        cpu = NGDClassifier(device="cpu", **kw).fit(X, y)
-        monkeypatch.setattr(_ngd, "resolve_device", lambda device: REFERENCE)
-        ref = NGDClassifier(device="gpu", **kw).fit(X, y)
-    assert ref.device_ == "cpu"
-    for a, b in zip(cpu.coefs_, ref.coefs_, strict=True):
-        np.testing.assert_array_equal(a, b)
+        X_host = X.toarray() if sp.issparse(X) else X  # the device densifies sparse input
+        cpu = NGDClassifier(device="cpu", **kw).fit(X_host, y, **fit_kw)
+        if more:
+            cpu.partial_fit(X_host, y, **fit_kw)
+        stand_in = Backend("gpu", _DeviceNamespace())
+        monkeypatch.setattr(_ngd, "resolve_device", lambda device: stand_in)
+        dev = NGDClassifier(device="gpu", **kw).fit(X, y, **fit_kw)
+        if more:
+            dev.partial_fit(X, y, **fit_kw)
+    assert dev.device_ == "gpu" and cpu.device_ == "cpu"
+    assert all(type(a) is np.ndarray for a in dev.coefs_ + dev.intercepts_)
+    np.testing.assert_allclose(dev.loss_curve_, cpu.loss_curve_, rtol=1e-12)
+    for a, b in zip(cpu.coefs_ + cpu.intercepts_, dev.coefs_ + dev.intercepts_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_output_hvp_equals_the_dense_hessian(n_outputs, weighted):
+    """Against the Hessian written out from its formula: with the augmented basis
+    ``u_i = (phi_i, 1)`` and ``A_i = diag(p_i) - p_i p_i^T`` (``p_i (1 - p_i)`` for one
+    logit), ``H = sum_i s_i kron(u_i u_i^T, A_i) / S + alpha / S`` on the weights."""
+    rng = np.random.RandomState(11)
+    n, m = 17, 4
+    Phi = rng.normal(size=(n, m))
+    _, Y, sw, S, _, _ = _problem(11, n_outputs, n=n, weighted=weighted)
+    W, b = rng.normal(size=(m, n_outputs)), rng.normal(size=n_outputs)
+    alpha = 0.4
+    Zl = Phi @ W + b
+    if n_outputs == 1:
+        Pm = 1.0 / (1.0 + np.exp(-Zl))
+    else:
+        Pm = np.exp(Zl - Zl.max(axis=1, keepdims=True))
+        Pm /= Pm.sum(axis=1, keepdims=True)
+    s = np.ones(n) if sw is None else sw
+    H = np.zeros(((m + 1) * n_outputs, (m + 1) * n_outputs))
+    for i in range(n):
+        u = np.append(Phi[i], 1.0)
+        A = np.diag(Pm[i]) - np.outer(Pm[i], Pm[i])
+        H += s[i] * np.kron(np.outer(u, u), A)
+    H /= S
+    H[: m * n_outputs, : m * n_outputs] += alpha / S * np.eye(m * n_outputs)
+    P = probabilities(output_logits(Phi, W, b), np)
+    for _ in range(3):
+        V = rng.normal(size=(m + 1, n_outputs))
+        H_W, H_b = output_hvp(Phi, P, sw, S, V[:m], V[m], alpha, np)
+        np.testing.assert_allclose(np.vstack([H_W, H_b]).ravel(), H @ V.ravel(), rtol=1e-12,
+                                   atol=1e-14)
 
 
 @pytest.mark.skipif(gpu_available(), reason="a GPU is usable here")
@@ -594,3 +748,201 @@ def test_verbose_prints_progress(capsys):
     NGDClassifier((4,), verbose=1, tol=10.0, n_iter_no_change=1, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert "Iteration 1, loss =" in out and "did not improve" in out
+
+
+# -- minibatches too small for a Newton phase (issue 13, item 12) ------------------------------
+@pytest.mark.parametrize("batch_size", [1, 5, 10])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tiny_batches_train_exactly_like_adam(batch_size, seed):
+    """A batch with fewer samples than output-layer parameters per output gets the Adam step:
+    NGD makes Adam's iterates (the Newton phase on such batches drove the weights to 1e4 and
+    the accuracy to chance)."""
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(200, noise=0.2, random_state=seed)
+    kw = dict(hidden_layer_sizes=(20,), batch_size=batch_size, max_iter=8, random_state=seed,
+              n_iter_no_change=np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ngd = NGDClassifier(solver="ngd", **kw).fit(X, y)
+        adam = NGDClassifier(solver="adam", **kw).fit(X, y)
+    assert np.isfinite(ngd.loss_curve_).all() and max(ngd.loss_curve_) < 1.0
+    np.testing.assert_allclose(ngd.loss_curve_, adam.loss_curve_, rtol=1e-12)
+    for a, b in zip(ngd.coefs_ + ngd.intercepts_, adam.coefs_ + adam.intercepts_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert ngd.score(X, y) == adam.score(X, y) > 0.8
+
+
+def test_batches_missing_a_class_get_the_adam_step():
+    """Sorted labels, no shuffling: every batch holds one class, none identifies the layer."""
+    X, y = make_classification(120, 4, n_classes=3, n_informative=3, n_redundant=0,
+                               random_state=0)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    kw = dict(hidden_layer_sizes=(3,), batch_size=40, shuffle=False, max_iter=5,
+              random_state=0, n_iter_no_change=np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ngd = NGDClassifier(solver="ngd", **kw).fit(X, y)
+        adam = NGDClassifier(solver="adam", **kw).fit(X, y)
+    np.testing.assert_allclose(ngd.loss_curve_, adam.loss_curve_, rtol=1e-12)
+    # zero weights remove a class from a batch too
+    sw = np.ones(len(y))
+    sw[y == 2] = 0.0
+    assert not identifies_output_layer(np.eye(3)[y], sw, 3, np)
+    assert identifies_output_layer(np.eye(3)[y], np.ones(len(y)), 3, np)
+
+
+def test_newton_phase_still_runs_on_batches_that_identify_the_layer():
+    """Batches of 40 for a 3-unit basis: the Newton phase runs (NGD differs from Adam)."""
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(3,), batch_size=40, max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ngd = NGDClassifier(solver="ngd", **kw).fit(X, y)
+        adam = NGDClassifier(solver="adam", **kw).fit(X, y)
+    assert not np.allclose(ngd.coefs_[-1], adam.coefs_[-1])
+    assert ngd.loss_ < adam.loss_
+
+
+# -- fitted state (issue 13, item 11) ------------------------------------------------------------
+def test_failed_refit_leaves_an_unfitted_estimator():
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0)
+    bad_X = X.copy()
+    bad_X[0, 0] = np.nan
+    for bad in ((bad_X, y), (X, np.zeros(len(y))), (X, y + 0.5)):
+        clf = NGDClassifier(**kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, y)
+        with pytest.raises(ValueError):
+            clf.fit(*bad)
+        with pytest.raises(NotFittedError):
+            check_is_fitted(clf)
+        assert not any(k.endswith("_") and not k.startswith("__") for k in vars(clf))
+
+
+def test_partial_fit_keeps_the_model_and_fit_starts_afresh():
+    X, y = load_iris(return_X_y=True)
+    clf = NGDClassifier((4,), max_iter=3, random_state=0, batch_size=50)
+    clf.partial_fit(X, y, classes=[0, 1, 2])
+    clf.partial_fit(X, y)
+    before = [c.copy() for c in clf.coefs_]
+    bad = X.copy()
+    bad[1, 1] = np.inf
+    with pytest.raises(ValueError):
+        clf.partial_fit(bad, y)  # refused before training: the model is kept
+    for a, b in zip(before, clf.coefs_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert clf.t_ == 300 and len(clf.loss_curve_) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    assert clf.t_ == 3 * 150 and len(clf.loss_curve_) == 3  # fit does not continue
+    # a first partial_fit that fails leaves nothing behind (not even classes_)
+    fresh = NGDClassifier((4,), random_state=0)
+    with pytest.raises(ValueError):
+        fresh.partial_fit(X, y + 5, classes=[0, 1, 2])
+    assert not hasattr(fresh, "classes_")
+    fresh.partial_fit(X, y + 5, classes=[5, 6, 7])
+    np.testing.assert_array_equal(fresh.classes_, [5, 6, 7])
+
+
+def test_non_finite_weights_leave_no_model(monkeypatch):
+    X, y = load_iris(return_X_y=True)
+    clf = NGDClassifier((4,), max_iter=2, random_state=0)
+    real = _ngd.NGDClassifier._train
+
+    def poisoned(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        self.coefs_[0][0, 0] = np.nan
+
+    monkeypatch.setattr(_ngd.NGDClassifier, "_train", poisoned)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.raises(ValueError, match="non-finite"):
+            clf.fit(X, y)
+    assert not hasattr(clf, "coefs_") and not hasattr(clf, "classes_")
+
+
+# -- degenerate and awkward data (issue 13, items 5 and 18) ----------------------------------
+@pytest.mark.parametrize("solver", ["ngd", "adam"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_all_rows_identical_give_the_class_frequencies(solver, n_classes):
+    """One unique point: the model predicts the majority class with (about) the class
+    frequencies as probabilities; far from the origin (unscaled input saturates the
+    network, as in MLPClassifier) still the majority class and finite probabilities."""
+    counts = [13, 7, 4][:n_classes]
+    y = np.repeat(np.arange(n_classes), counts)
+    for offset in (1.0, 1e6):
+        X = np.full((len(y), 3), offset)
+        clf = NGDClassifier((5,), solver=solver, max_iter=300, learning_rate_init=0.01,
+                            random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, y)
+        assert (clf.predict(X) == 0).all()
+        P = clf.predict_proba(X)
+        assert np.isfinite(P).all() and np.ptp(P, axis=0).max() < 1e-12
+        if offset == 1.0:  # Newton fits the log-odds; 300 Adam steps get near them
+            np.testing.assert_allclose(P[0], np.array(counts) / len(y),
+                                       atol=0.02 if solver == "ngd" else 0.1)
+
+
+def _awkward(rng, kind):
+    n, d = int(rng.integers(6, 40)), int(rng.integers(1, 4))
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    if kind == "duplicates":
+        X = np.repeat(X[: n // 3 + 1], 3, axis=0)[:n]
+        y = rng.integers(0, 2, n)
+    elif kind == "constant_feature":
+        X[:, -1] = 3.0
+    elif kind == "huge_offset":
+        X = X + 1e10
+    elif kind == "tiny_scale":
+        X = X * 1e-200
+    elif kind == "one_sample_class":
+        y = np.zeros(n, int)
+        y[int(rng.integers(n))] = 1
+        y[int(rng.integers(n))] = 2 if n > 8 else 1
+    elif kind == "float32":
+        X = X.astype(np.float32)
+    elif kind == "integer_grid":
+        X = rng.integers(-2, 3, size=(n, d))
+    if len(np.unique(y)) < 2:
+        y[0] = 1 - y[0]
+    return X, y
+
+
+@pytest.mark.parametrize("kind", ["duplicates", "constant_feature", "huge_offset", "tiny_scale",
+                                  "one_sample_class", "float32", "integer_grid"])
+@pytest.mark.parametrize("solver", ["ngd", "adam"])
+def test_awkward_inputs_give_finite_models(kind, solver):
+    rng = np.random.default_rng(abs(hash((kind, solver))) % 2**32)
+    for batch_size in ("auto", 3):
+        X, y = _awkward(rng, kind)
+        clf = NGDClassifier((4,), solver=solver, batch_size=batch_size, max_iter=15,
+                            random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, y)
+        assert all(np.isfinite(a).all() for a in clf.coefs_ + clf.intercepts_)
+        assert np.isfinite(clf.loss_curve_).all()
+        P = clf.predict_proba(X)
+        assert np.isfinite(P).all() and np.allclose(P.sum(axis=1), 1.0)
+        assert set(clf.predict(X)) <= set(np.unique(y))
+
+
+def test_overflowing_input_is_refused():
+    X = np.array([[1e308, 0.0], [-1e308, 1.0], [1e308, 2.0], [-1e308, 3.0]])
+    clf = NGDClassifier((4,), max_iter=3, random_state=0)
+    with pytest.raises(ValueError, match="non-finite"), np.errstate(all="ignore"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, [0, 1, 0, 1])
+    assert not hasattr(clf, "coefs_")

@@ -43,6 +43,7 @@ __all__ = [
     "output_hvp",
     "conjugate_gradient",
     "newton_output_layer",
+    "identifies_output_layer",
     "backprop",
     "adam_update",
 ]
@@ -452,6 +453,36 @@ def newton_output_layer(
         if decrease <= ftol * max(1.0, abs(f)):
             break
     return NewtonResult(W, b, f, n_done, n_back, losses)
+
+
+def identifies_output_layer(Y, sw, n_basis: int, xp) -> bool:
+    """Whether a batch determines the output layer well enough for a Newton phase.
+
+    The output layer has ``n_basis + 1`` parameters per output. A batch with fewer samples
+    (of positive weight) leaves directions in which only the penalty, ``alpha / S``, curves
+    the objective, and a class absent from the batch has its logit pushed down without a
+    bound but that penalty: in both cases the batch's optimum, which the Newton phase moves
+    towards, says more about the batch than about the data, and the step in the weakly
+    curved directions is of order ``S / alpha``. Such a batch gets a gradient step instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Y = np.eye(3)[[0, 1, 2, 0, 1]]
+    >>> identifies_output_layer(Y, None, 4, np), identifies_output_layer(Y, None, 5, np)
+    (True, False)
+    >>> identifies_output_layer(Y[:, :1], None, 2, np)  # two classes, one logit: both present
+    True
+    >>> identifies_output_layer(Y, np.array([1.0, 1.0, 0.0, 1.0, 1.0]), 2, np)  # no class 2
+    False
+    """
+    if sw is not None:
+        Y = Y[sw > 0]
+    if Y.shape[0] < n_basis + 1:
+        return False
+    if Y.shape[1] == 1:  # logistic output: both the 0 and the 1 target occur
+        return bool(Y.max() > 0.0) and bool(Y.min() < 1.0)
+    return bool(Y.max(axis=0).min() > 0.0)
 
 
 # -- backward -------------------------------------------------------------------------------

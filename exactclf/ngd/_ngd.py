@@ -21,6 +21,7 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._backend import resolve_device
+from .._base import reset_fitted
 from ._mlp import (
     ACTIVATIONS,
     AdamState,
@@ -28,6 +29,7 @@ from ._mlp import (
     backprop,
     forward_hidden,
     glorot_uniform_init,
+    identifies_output_layer,
     log_probabilities,
     logit_gradient,
     network_loss,
@@ -60,9 +62,13 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     regularizes; a much larger ``cg_iter`` tends to train worse. Per minibatch the Adam step
     comes first and the Newton phase for the new basis second (a fresh network starts with a
     Newton phase), so the model between batches, and the model returned, always has its
-    output layer fitted to its hidden layers. Solver ``"adam"`` trains the identical network
-    with Adam on all layers, exactly as MLPClassifier does (same initialization, minibatches
-    and updates): the baseline.
+    output layer fitted to its hidden layers. A minibatch that cannot determine the output
+    layer (fewer samples than ``hidden_layer_sizes[-1] + 1``, the output layer's parameters
+    per output, or a class missing from it) would send the Newton phase to an optimum of the
+    batch alone, far off for the data: such a batch gets the ``"adam"`` step on all layers
+    instead, so with batches that small NGD is exactly Adam. Solver ``"adam"`` trains the
+    identical network with Adam on all layers, exactly as MLPClassifier does (same
+    initialization, minibatches and updates): the baseline.
 
     Parameter names and behaviour follow MLPClassifier where the meaning is the same, so it
     is a drop-in replacement (the MLP solvers ``"sgd"``/``"lbfgs"`` and their parameters are
@@ -155,8 +161,9 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     loss_curve_ : list of float
         Objective per epoch: the mean over the minibatches (weighted by their sizes) of each
         batch's objective; for ``"adam"`` taken before the batch's update (as in
-        MLPClassifier), for ``"ngd"`` after it (after the Newton phase). With one batch and
-        ``"ngd"`` it is the training objective of the model as it stands.
+        MLPClassifier), for ``"ngd"`` after it (after the Newton phase; before it on a batch
+        that got the Adam step instead). With one batch and ``"ngd"`` it is the training
+        objective of the model as it stands.
     validation_scores_ : list of float or None
         Validation accuracy per epoch with ``early_stopping``, else None.
     best_validation_score_ : float or None
@@ -304,6 +311,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : NGDClassifier
         """
+        if not self.warm_start:  # a fresh fit: a failure must not leave the old model
+            reset_fitted(self)
         return self._fit(X, y, sample_weight, incremental=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -322,6 +331,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : NGDClassifier
         """
+        if not hasattr(self, "coefs_"):  # forget the classes_ of a first call that failed
+            reset_fitted(self)
         _check_partial_fit_first_call(self, classes)
         return self._fit(X, y, sample_weight, incremental=True)
 
@@ -444,6 +455,15 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             self.best_loss_ = np.inf
 
     def _fit(self, X, y, sample_weight, incremental: bool):
+        fresh = not hasattr(self, "coefs_")
+        try:
+            return self._fit_unsafe(X, y, sample_weight, incremental)
+        except Exception:
+            if fresh:  # nothing half-made (classes_ without weights) survives a failure
+                reset_fitted(self)
+            raise
+
+    def _fit_unsafe(self, X, y, sample_weight, incremental: bool):
         hidden = self._hidden_units()
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
         X, y_idx = self._validate_input(X, y, incremental, reset=first_pass)
@@ -466,6 +486,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
         self._train(X, y_idx, sample_weight, rng, backend, incremental)
         if not all(np.isfinite(a).all() for a in (*self.coefs_, *self.intercepts_)):
+            reset_fitted(self)  # never a model with non-finite weights
             raise ValueError(
                 "Solver produced non-finite parameter weights. The input data may contain "
                 "large values and need to be preprocessed."
@@ -502,12 +523,13 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         sw_dev = None if sw is None else xp.asarray(sw)
         coefs = [xp.asarray(c) for c in self.coefs_]
         intercepts = [xp.asarray(b) for b in self.intercepts_]
-        n_trained = len(coefs) if self.solver == "adam" else len(coefs) - 1
-        adam = self._adam if incremental else None
-        if adam is not None and len(adam.m) != 2 * n_trained:  # the solver was changed
-            adam = None
-        adam = (AdamState.zeros_like(coefs[:n_trained] + intercepts[:n_trained], xp)
-                if adam is None else adam.to(xp.asarray))
+        # Adam moments of the hidden layers and of the output layer, kept apart: "ngd" moves
+        # the output layer by Adam only on batches that do not identify it (own step count)
+        if incremental and self._adam is not None:
+            adam = tuple(state.to(xp.asarray) for state in self._adam)
+        else:
+            adam = (AdamState.zeros_like(coefs[:-1] + intercepts[:-1], xp),
+                    AdamState.zeros_like(coefs[-1:] + intercepts[-1:], xp))
         sample_idx = np.arange(n_samples)
         fit_output_first = self.t_ == 0  # a fresh network: fit its output layer first
 
@@ -524,8 +546,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                     S = float(batch.stop - batch.start) if swb is None else float(swb.sum())
                     if not S > 0:
                         continue
-                    loss = self._batch_step(Xb, Yb, swb, S, coefs, intercepts, adam,
-                                            n_trained, xp, fit_output_first)
+                    loss = self._batch_step(Xb, Yb, swb, S, coefs, intercepts, adam, xp,
+                                            fit_output_first)
                     fit_output_first = False
                     accumulated += loss * (batch.stop - batch.start)
                 self.n_iter_ += 1
@@ -567,9 +589,9 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             del self._best_coefs, self._best_intercepts, self._best_run_score
         self.coefs_ = [backend.asnumpy(c).copy() for c in coefs]
         self.intercepts_ = [backend.asnumpy(b).copy() for b in intercepts]
-        self._adam = adam.to(backend.asnumpy)
+        self._adam = tuple(state.to(backend.asnumpy) for state in adam)
 
-    def _batch_step(self, Xb, Yb, swb, S, coefs, intercepts, adam, n_trained, xp,
+    def _batch_step(self, Xb, Yb, swb, S, coefs, intercepts, adam, xp,
                     fit_output_first: bool = False) -> float:
         """Update the parameters (in place in the lists) on one minibatch; return its loss.
 
@@ -579,18 +601,21 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         between batches always has its output layer fitted to its hidden layers. Over a run
         this is the alternation "Newton phase, then Adam step at the fitted output layer";
         ``fit_output_first`` adds the Newton phase that precedes the very first Adam step.
+        A batch that does not identify the output layer (:func:`identifies_output_layer`)
+        gets the ``"adam"`` step instead.
         """
         acts = forward_hidden(Xb, coefs, intercepts, self.activation, xp)
-        if self.solver == "adam":
+        if self.solver == "adam" or not identifies_output_layer(Yb, swb, acts[-1].shape[1],
+                                                                 xp):
             Z = output_logits(acts[-1], coefs[-1], intercepts[-1])
             loss = network_loss(Z, Yb, swb, S, coefs, self.alpha, xp)
-            self._adam_step(acts, Z, Yb, swb, S, coefs, intercepts, adam, n_trained, xp)
+            self._adam_step(acts, Z, Yb, swb, S, coefs, intercepts, adam, xp, output=True)
             return loss
-        if n_trained:
+        if len(coefs) > 1:
             if fit_output_first:
                 self._newton_phase(acts[-1], Yb, swb, S, coefs, intercepts, xp)
             Z = output_logits(acts[-1], coefs[-1], intercepts[-1])
-            self._adam_step(acts, Z, Yb, swb, S, coefs, intercepts, adam, n_trained, xp)
+            self._adam_step(acts, Z, Yb, swb, S, coefs, intercepts, adam, xp, output=False)
             acts = forward_hidden(Xb, coefs, intercepts, self.activation, xp)
         return self._newton_phase(acts[-1], Yb, swb, S, coefs, intercepts, xp)
 
@@ -604,12 +629,14 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         coefs[-1], intercepts[-1] = res.W, res.b
         return res.loss
 
-    def _adam_step(self, acts, Z, Yb, swb, S, coefs, intercepts, adam, n_trained, xp):
+    def _adam_step(self, acts, Z, Yb, swb, S, coefs, intercepts, adam, xp, output: bool):
+        """One Adam step on the hidden layers, and on the output layer too if ``output``."""
         D = logit_gradient(Z, Yb, swb, xp)
         g_W, g_b = backprop(acts, coefs, D, S, self.alpha, self.activation, xp)
-        adam_update(coefs[:n_trained] + intercepts[:n_trained],
-                    g_W[:n_trained] + g_b[:n_trained], adam, self.learning_rate_init,
-                    self.beta_1, self.beta_2, self.epsilon, xp)
+        hyper = (self.learning_rate_init, self.beta_1, self.beta_2, self.epsilon, xp)
+        adam_update(coefs[:-1] + intercepts[:-1], g_W[:-1] + g_b[:-1], adam[0], *hyper)
+        if output:
+            adam_update(coefs[-1:] + intercepts[-1:], g_W[-1:] + g_b[-1:], adam[1], *hyper)
 
     def _track_loss(self) -> None:
         last = self.loss_curve_[-1]
