@@ -273,8 +273,6 @@ def test_multiclass_one_lasso_per_class():
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[F.argmax(axis=1)])
 
 
-@pytest.mark.slow  # skglm compiles its kernels on first use (~20-40 s)
-@pytest.mark.skipif(not skglm_available(), reason="skglm not installed")
 def test_skglm_and_sklearn_agree():
     rng = np.random.default_rng(8)
     X = rng.standard_normal((30, 3))
@@ -430,3 +428,305 @@ def test_ipm_too_large_is_refused_before_starting(monkeypatch):
         ThresholdNetLasso(arrangements="exact", solver="ipm").fit(X, y)
     # "auto" goes to LARS instead
     assert ThresholdNetLasso(arrangements="exact").fit(X, y).solver_ == "lars"
+
+
+# -- issue 13: certificates re-checked on the returned model, no crash on valid data ----------
+def _issue_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    return X, (X[:, 0] + 0.5 * rng.normal(size=30) > 0).astype(int)
+
+
+def _certificate_holds(est, X, y, sw=None, tol_abs=1e-9):
+    """Re-check a fitted model's certificate independently: its objective recomputed from
+    its outputs, and ``objective_ - dual_gap_`` at most the optimum over all networks
+    (brute-force dictionary, FISTA reference); when ``is_optimal_``, the optimum is within
+    ``tol`` of ``objective_``."""
+    sw = np.ones(len(X)) if sw is None else np.asarray(sw, float)
+    if hasattr(est, "classes_"):
+        F = est.decision_function(X)
+        Y = (np.where(y == est.classes_[1], 1.0, -1.0)[:, None] if F.ndim == 1
+             else np.where(y[:, None] == est.classes_, 1.0, -1.0))
+        F = F[:, None] if F.ndim == 1 else F
+    else:
+        F = np.asarray(est.predict(X)).reshape(len(X), -1)
+        Y = np.asarray(y, float).reshape(len(X), -1)
+    obj = 0.5 * np.sum(sw[:, None] * (F - Y) ** 2) + est.beta * np.abs(est.coef_).sum()
+    assert obj == pytest.approx(est.objective_, rel=1e-9, abs=1e-12)
+    keep = sw > 0
+    D = brute_force_patterns(X[keep]).astype(float)
+    r = np.sqrt(sw[keep])
+    opt = sum(lasso_reference(D * r[:, None], Y[keep, k] * r, est.beta)
+              for k in range(Y.shape[1]))
+    assert est.objective_ >= opt - tol_abs
+    assert est.objective_ - est.dual_gap_ <= opt + tol_abs
+    if est.is_optimal_:
+        assert est.objective_ - opt <= est.tol * 0.5 * np.sum(sw[:, None] * Y**2) + tol_abs
+
+
+def test_closed_form_optimality_is_checked_not_assumed(monkeypatch):
+    """Issue 13 item 3: the closed-form path set is_optimal_=True without its gap. A wrong
+    closed form (here: half the optimal output) must be caught by the certificate."""
+    from exactclf.threshold import _lasso
+
+    monkeypatch.setattr(_lasso, "closed_form_fit", lambda y, beta: 0.5 * closed_form_fit(y, beta))
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((5, 7))
+    y = np.array([0, 1, 1, 0, 1])
+    with pytest.warns(ConvergenceWarning, match="not certified optimal"):
+        clf = ThresholdNetLasso(beta=0.05).fit(X, y)
+    assert clf.arrangements_ == "closed_form" and not clf.is_optimal_
+    _certificate_holds(clf, X, y)
+
+
+def test_dual_point_outside_the_conjugate_domain_raises():
+    """Issue 13 item 3: duality_gap clipped an out-of-range dual point and evaluated the dual
+    objective at the clipped point, whose feasibility was never checked."""
+    D = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    y = np.array([1.0, -1.0, 1.0])
+    s = np.ones(3)
+    w = np.zeros(2)
+    for loss, theta in [("hinge", np.array([3.0, -0.1, 0.2])),
+                        ("logistic", np.array([-0.5, -0.1, 0.2]))]:
+        with pytest.raises(ValueError, match="outside the domain"):
+            duality_gap(D, y, w, 0.1, loss, s, theta=theta)
+    # inside the domain but above the penalty: scaled, and the bound is valid
+    theta = np.array([1.0, -1.0, 1.0])
+    for loss in ("squared", "logistic", "hinge"):
+        primal, gap = duality_gap(D, y, w, 0.1, loss, s, theta=theta * (0.5 if loss ==
+                                                                        "logistic" else 1))
+        lower = primal - gap
+        rng = np.random.default_rng(0)
+        for _ in range(50):
+            p, _ = duality_gap(D, y, rng.standard_normal(2), 0.1, loss, s)
+            assert lower <= p + 1e-12
+
+
+@pytest.mark.parametrize("tol", [1e-12, 1e-14])
+def test_tiny_tol_does_not_crash(tol):
+    """Issue 13 item 7: tol=1e-12 raised LinAlgError in the interior-point Cholesky; a tol
+    below the floating-point floor ends with a warning and the best certified gap."""
+    X, y = _issue_data()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = ThresholdNetLasso(tol=tol, arrangements="exact").fit(X, y)
+    if not clf.is_optimal_:
+        assert any(issubclass(c.category, ConvergenceWarning) for c in caught)
+    assert clf.dual_gap_ <= 1e-10 * 0.5 * len(y)
+    ref = ThresholdNetLasso(tol=1e-9, arrangements="exact").fit(X, y)
+    assert clf.objective_ == pytest.approx(ref.objective_, rel=1e-7)
+    assert clf.objective_ - clf.dual_gap_ <= ref.objective_ + 1e-12
+
+
+def test_ipm_survives_an_indefinite_newton_matrix(monkeypatch):
+    """Item 7: when the Cholesky factorization fails outright the method stops at its best
+    iterate and the fallback chain certifies the optimum."""
+    def fail(*args, **kwargs):
+        raise np.linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(solvers_module.linalg, "cho_factor", fail)
+    X, y = small_data("gaussian")
+    clf = ThresholdNetLasso(beta=0.05, arrangements="exact", solver="ipm", tol=1e-9,
+                            max_iter=100000).fit(X, y)
+    assert clf.is_optimal_
+    _certificate_holds(clf, X, y)
+
+
+# three points of np.random.RandomState(1).randn(150, 2), nearly collinear: separating the
+# middle one from the others has a margin of about 1e-5 (the max-margin step raised)
+THIN = np.random.RandomState(1).randn(150, 2)[[29, 104, 148]]
+
+
+@pytest.mark.parametrize("solver", ["auto", "ipm"])
+def test_thin_margin_pattern_is_realized(solver):
+    """Issue 13 item 4: ThresholdNetLasso(arrangements='exact') raised RuntimeError 'not
+    strictly linearly separable' on a thin-margin pattern (3 of 4 random 150 x 2 sets)."""
+    y = np.array([0, 1, 1])
+    clf = ThresholdNetLasso(beta=1e-3, arrangements="exact", solver=solver).fit(THIN, y)
+    np.testing.assert_array_equal(clf.predict(THIN), y)
+    _certificate_holds(clf, THIN, y)
+
+
+def test_unrealizable_neuron_is_repaired_not_certified(monkeypatch):
+    """Item 4: a pattern float64 cannot realize keeps the separator's best plane; the
+    certificate is recomputed on the returned network (never claimed from the solver's)."""
+    from exactclf import _separator
+    from exactclf.threshold import _lasso
+
+    real = _separator.max_margin_separator
+
+    def flaky(Z, positive):
+        a, b = real(Z, positive)
+        if positive[0]:  # pretend the patterns holding point 0 are out of float64's reach
+            shifted = b - 0.5 * abs(b) - 1.0
+            raise _separator.UnrealizableLabeling("thin", (a, shifted), Z @ a + shifted > 0, 1)
+        return a, b
+
+    monkeypatch.setattr(_lasso, "max_margin_separator", flaky)
+    X, y = small_data("gaussian")
+    y = np.zeros(8, int)
+    y[[0, 5]] = 1
+    with pytest.warns(ConvergenceWarning, match="float64"):
+        clf = ThresholdNetLasso(beta=0.01, arrangements="exact", **FAST).fit(X, y)
+    assert not clf.is_optimal_
+    _certificate_holds(clf, X, y)
+
+
+@pytest.mark.parametrize("transform", [lambda X: X + 1e10, lambda X: X * 1e-200,
+                                       lambda X: X * [1.0, 1e-200] + [1e10, 0.0]])
+def test_units_do_not_change_the_model(transform):
+    """Issue 13 item 1: offsets of 1e10 on every feature or a scale of 1e-200 raised
+    IndexError in the affine frame; the arrangement (and so the optimum) is unit-free."""
+    X, y = _issue_data()
+    ref = ThresholdNetLasso(arrangements="exact").fit(X, y)
+    clf = ThresholdNetLasso(arrangements="exact").fit(transform(X), y)
+    assert clf.is_optimal_ and ref.is_optimal_
+    assert clf.n_patterns_ == ref.n_patterns_
+    assert clf.objective_ == pytest.approx(ref.objective_, rel=1e-6)
+    np.testing.assert_array_equal(clf.predict(transform(X)), ref.predict(X))
+
+
+@pytest.mark.parametrize("case", ["identical", "merged", "zero_weights"])
+def test_one_unique_point_gives_the_majority_model(case):
+    """Issue 13 item 5: all rows identical (or one point left after merging duplicates or
+    dropping zero weights): the majority-like model, certified."""
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1, 1, 0, 1, 1, 1])
+    sw = np.ones(7)
+    if case == "identical":
+        X = np.full((7, 3), 2.5)
+    elif case == "merged":
+        X = np.repeat([[1.0, -4.0]], 7, axis=0)
+    else:
+        X = rng.standard_normal((7, 2))
+        X[[0, 1, 2]] = X[0]
+        sw = np.array([1.0, 2.0, 1.0, 0, 0, 0, 0])
+    clf = ThresholdNetLasso(beta=0.1).fit(X, y, sample_weight=sw)
+    keep = sw > 0
+    majority = 1 if sw[keep] @ y[keep] > sw[keep] @ (1 - y[keep]) else 0
+    assert (clf.predict(X[keep]) == majority).all()
+    assert clf.is_optimal_ and clf.n_neurons_ == 1
+    # the optimum of 1/2 sum s (w - y)^2 + beta |w| over one constant output w
+    ys = 2.0 * y[keep] - 1.0
+    m = sw[keep] @ ys
+    w = np.sign(m) * max(abs(m) - 0.1, 0.0) / sw[keep].sum()
+    opt = 0.5 * sw[keep] @ (w - ys) ** 2 + 0.1 * abs(w)
+    assert clf.objective_ == pytest.approx(opt, rel=1e-9)
+    reg = ThresholdNetLassoRegressor(beta=0.1).fit(X, y * 3.0, sample_weight=sw)
+    assert np.ptp(reg.predict(X)) == 0.0 and reg.is_optimal_
+
+
+@pytest.mark.parametrize("Est", [ThresholdNetLasso, ThresholdNetLassoRegressor])
+def test_failed_refit_leaves_an_unfitted_estimator(Est):
+    """Issue 13 item 11: a failed refit kept the previous model's weights."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    X, y = small_data("gaussian")
+    est = Est(beta=0.1, arrangements="exact").fit(X, y)
+    X_bad = X.copy()
+    X_bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(X_bad, y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+    assert not hasattr(est, "classes_") and not hasattr(est, "is_optimal_")
+
+
+def test_skglm_is_installed_and_certified_like_the_others():
+    """Issue 13 item 14: skglm is installed (CI too), so this must run: the default logistic
+    path uses it, and the certificate (exactclf's own duality gap) does not depend on which
+    solver ran."""
+    assert skglm_available()
+    X, y = small_data("gaussian", seed=3)
+    a = ThresholdNetLasso(beta=0.1, arrangements="exact", loss="logistic", tol=1e-8).fit(X, y)
+    assert a.solver_ == "skglm" and a.is_optimal_
+    b = ThresholdNetLasso(beta=0.1, arrangements="exact", loss="logistic", solver="sklearn",
+                          tol=1e-8, max_iter=100000).fit(X, y)
+    for est, other in [(a, b), (b, a)]:
+        assert est.objective_ - est.dual_gap_ <= other.objective_ + 1e-12
+    # squared loss: skglm, scikit-learn and the default chain certify the same optimum
+    fits = [ThresholdNetLasso(beta=0.05, arrangements="exact", solver=s, tol=1e-9,
+                              max_iter=100000).fit(X, y) for s in ("skglm", "sklearn", "auto")]
+    for est in fits:
+        assert est.is_optimal_
+        _certificate_holds(est, X, y)
+
+
+def test_default_chain_falls_back_to_skglm_when_installed(monkeypatch):
+    """Item 14: with skglm installed, the squared-loss chain's coordinate-descent fallback is
+    skglm; its result is certified by exactclf's own gap."""
+    calls = []
+    real = solvers_module._solve_skglm
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(solvers_module, "_solve_ipm", lambda D, y, beta, s, target, it: (
+        np.zeros(D.shape[1]), np.zeros(len(y)), np.zeros(D.shape[1], bool), 0, False))
+    monkeypatch.setattr(solvers_module, "_solve_lars", lambda D, y, beta, s, it: (
+        np.zeros(D.shape[1]), 0, False))
+    monkeypatch.setattr(solvers_module, "_solve_skglm", spy)
+    X, y = small_data("degenerate")
+    clf = ThresholdNetLasso(beta=0.05, arrangements="exact", tol=1e-9, max_iter=100000).fit(
+        X, y)
+    assert calls and clf.solver_ == "ipm" and clf.is_optimal_
+    _certificate_holds(clf, X, y)
+
+
+def _awkward(rng, kind, n):
+    if kind == "ties":
+        X = rng.integers(0, 3, (n, 2)).astype(float)
+    elif kind == "collinear":
+        t = rng.integers(-3, 4, n).astype(float)
+        X = np.column_stack([t, 2 * t + 1])
+    elif kind == "offset":  # 2**-660 ~ 2e-199 scales exactly; 1e10 offsets subtract exactly
+        X = rng.standard_normal((n, 2)) * [1.0, 2.0**-660] + [1e10, 0.0]
+    else:
+        X = rng.standard_normal((n, 2))
+        X[1::3] = X[0]
+    return X
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_awkward_inputs_are_certified_or_refused(seed):
+    """Issue 13: seeded awkward inputs (ties, duplicates, integer grids, collinear points,
+    weights, offsets, conflicting labels): a clear error, or a model whose objective and
+    dual_gap_ hold on an independent re-check."""
+    rng = np.random.default_rng(seed)
+    kind = ["ties", "collinear", "offset", "duplicates"][seed % 4]
+    n = int(rng.integers(4, 8))
+    X = _awkward(rng, kind, n)
+    n_classes = 2 if seed % 3 else 3
+    y = np.arange(n) % n_classes
+    rng.shuffle(y)
+    sw = rng.integers(0, 3, n).astype(float) if seed % 2 else None
+    if sw is not None:
+        sw[:n_classes] = 1.0  # every class keeps a positive weight
+    beta = float(rng.choice([1e-3, 0.05, 0.5]))
+    Xc = X - [1e10, 0.0] if kind == "offset" else X  # exact: same dichotomies
+    if kind == "offset":
+        Xc = Xc * [1.0, 2.0**660]
+    for est in (ThresholdNetLasso(beta=beta, tol=1e-8),
+                ThresholdNetLasso(beta=beta, arrangements="exact", tol=1e-8)):
+        est.fit(X, y, sample_weight=sw)
+        assert est.n_patterns_ >= 1
+        _check_on(est, X, Xc, y, sw)
+    reg = ThresholdNetLassoRegressor(beta=beta, arrangements="exact", tol=1e-8).fit(
+        X, rng.standard_normal(n), sample_weight=sw)
+    assert np.isfinite(reg.objective_) and reg.dual_gap_ >= 0
+
+
+def _check_on(est, X, Xc, y, sw):
+    """The certificate of ``est`` (fitted on ``X``) re-checked with the dictionary of
+    ``Xc``, a copy with the same dichotomies in well-scaled units."""
+    class View:
+        pass
+
+    view = View()
+    view.classes_, view.beta, view.tol = est.classes_, est.beta, est.tol
+    view.coef_, view.objective_ = est.coef_, est.objective_
+    view.dual_gap_, view.is_optimal_ = est.dual_gap_, est.is_optimal_
+    view.decision_function = lambda _: est.decision_function(X)
+    _certificate_holds(view, Xc, y, sw)

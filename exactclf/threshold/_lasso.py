@@ -14,8 +14,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .._base import reset_fitted
 from .._geometry import affine_frame
-from .._separator import max_margin_separator
+from .._separator import UnrealizableLabeling, max_margin_separator
 from ._arrangements import (
     Arrangement,
     cover_count,
@@ -26,7 +27,7 @@ from ._arrangements import (
     unique_columns,
 )
 from ._closed_form import closed_form_fit, complete_dual_norm, layer_cake
-from ._solvers import duality_gap, resolve_solver, solve_lasso
+from ._solvers import GAP_FLOOR_RTOL, duality_gap, resolve_solver, solve_lasso
 
 __all__ = ["ThresholdNetLasso", "ThresholdNetLassoRegressor"]
 
@@ -104,14 +105,16 @@ class _ThresholdNetBase(BaseEstimator):
             c = np.bincount(g_inv, weights=sw)
             Yg = np.column_stack([np.bincount(g_inv, weights=sw * Y[:, k]) for k in
                                   range(Y.shape[1])]) / c[:, None]
-            const = 0.5 * float(np.sum(sw[:, None] * Y**2) - np.sum(c[:, None] * Yg**2))
+            # per output: the squared loss of the samples around their group's mean
+            const = 0.5 * (np.sum(sw[:, None] * Y**2, axis=0) - np.sum(c[:, None] * Yg**2,
+                                                                       axis=0))
             point = groups
         else:
             keys = np.column_stack([inverse, Y])
             _, first, g_inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
             g_inv = g_inv.ravel()
             c = np.bincount(g_inv, weights=sw)
-            Yg, point, const = Y[first], inverse[first], 0.0
+            Yg, point, const = Y[first], inverse[first], np.zeros(Y.shape[1])
         solver = self.solver if self.solver != "closed_form" else "auto"
         D = dictionary[point].astype(np.float64)
         solver = resolve_solver(solver, loss, bool(np.all(c == c[0])), D.shape)
@@ -119,25 +122,23 @@ class _ThresholdNetBase(BaseEstimator):
             print(f"{type(self).__name__}: {mode} arrangement, {D.shape[1]} patterns of "
                   f"{n_u} unique points (dimension {r}); solver {solver}")
         W = np.zeros((D.shape[1], Y.shape[1]))
-        objective, gap = const, 0.0
-        converged, n_iter = True, 0
+        objective, lower, n_iter = 0.0, np.zeros(Y.shape[1]), 0
         for k in range(Y.shape[1]):
-            w, it, primal, g, ok = solve_lasso(D, Yg[:, k], self.beta, loss, solver, c,
-                                               tol=self.tol, max_iter=self.max_iter)
+            w, it, primal, gap, _ = solve_lasso(D, Yg[:, k], self.beta, loss, solver, c,
+                                                tol=self.tol, max_iter=self.max_iter)
             W[:, k] = w
-            objective += primal
-            gap += g
-            converged &= ok
+            objective += const[k] + primal
+            # primal - gap is the dual objective at a point checked feasible for the whole
+            # dictionary: a bound that holds for every network, the returned one included
+            lower[k] = const[k] + primal - gap
             n_iter += it
         self.arrangements_ = mode
         self.solver_ = solver
         self.n_patterns_ = D.shape[1]
         self.n_iter_ = n_iter
-        self.dual_gap_ = gap
-        complete_dict = mode == "exact" and not sizes
-        self.is_optimal_ = bool(complete_dict and converged)
-        self._build_network(X, Z, frame, arr, layers, W, inverse)
-        self._finish(X, Y, sw, loss, objective, converged, t0)
+        repaired = self._build_network(X, Z, frame, arr, layers, W, inverse)
+        self._finish(X, Y, sw, loss, lower, mode == "exact" and not sizes,
+                     None if repaired else objective, t0)
         return self
 
     def _choose_mode(self, n_u, r):
@@ -174,42 +175,56 @@ class _ThresholdNetBase(BaseEstimator):
                 col = int(np.flatnonzero((patterns == P[:, [j]]).all(axis=0))[0])
                 W[col, k] += w[j]
         D = patterns.astype(np.float64)
-        objective = gap = 0.0
+        objective, lower = 0.0, np.zeros(Y.shape[1])
         for k in range(Y.shape[1]):
+            # the residual is a dual point; its feasibility is checked against every 0/1
+            # pattern (the dictionary is complete), not only against the ones used
             p, g = duality_gap(D, Y[:, k], W[:, k], self.beta, "squared", sw,
                                dual_norm=complete_dual_norm)
             objective += p
-            gap += g
+            lower[k] = p - g
         self.arrangements_ = "closed_form"
         self.solver_ = "closed_form"
         self.n_patterns_ = 2 ** len(X) - 1
         self.n_iter_ = 0
-        self.dual_gap_ = gap
-        self.is_optimal_ = True
 
         # patterns are indexed like X; the network is built on the unique points U
         arr = Arrangement(patterns[np.argsort(inverse)], None, True)
-        self._build_network(X, Z, frame, arr, [], W, inverse)
-        self._finish(X, Y, sw, "squared", objective, True, t0)
+        repaired = self._build_network(X, Z, frame, arr, [], W, inverse)
+        self._finish(X, Y, sw, "squared", lower, True, None if repaired else objective, t0)
         return self
 
     # -- network reconstruction --------------------------------------------------------------
     def _layer1_neuron(self, Z, frame, pattern, plane):
+        """``(coef, intercept, exact)`` of a first-layer neuron firing on ``pattern``;
+        ``exact`` False when float64 cannot realize the pattern (its margin is below
+        rounding): the plane is then the separator's best attempt."""
         Zh = np.hstack([Z, np.ones((len(Z), 1))])
         if pattern.all():
-            return np.zeros(frame.mean.shape[0]), 1.0
+            return np.zeros(frame.mean.shape[0]), 1.0, True
         if self.reconstruction == "pi":
             g, *_ = np.linalg.lstsq(Zh, pattern.astype(np.float64), rcond=None)
             if np.max(np.abs(Zh @ g - pattern)) < 0.25:
-                return frame.to_original(g[:-1], g[-1] - 0.5)
+                return *frame.to_original(g[:-1], g[-1] - 0.5), True
             if plane is not None:
-                return frame.to_original(plane[:-1], plane[-1])
-        a, b = max_margin_separator(Z, pattern)
-        return frame.to_original(a, b)
+                return *frame.to_original(plane[:-1], plane[-1]), True
+        return self._separator_neuron(Z, frame, pattern)
+
+    @staticmethod
+    def _separator_neuron(Z, frame, pattern):
+        try:
+            a, b = max_margin_separator(Z, pattern)
+        except UnrealizableLabeling as exc:
+            return *frame.to_original(*exc.plane), False
+        return *frame.to_original(a, b), True
 
     def _build_network(self, X, Z, frame, arr, layers, W, inverse):
         """Keep the neurons that the output uses (and their ancestors); reconstruct the
-        first layer's hyperplanes; check that the network reproduces every pattern."""
+        first layer's hyperplanes; check that the network reproduces every pattern.
+
+        Returns the number of first-layer neurons whose pattern float64 could not realize
+        (each kept with the separator's best plane; the network then differs from the
+        solver's, and only the certificate recomputed on it holds)."""
         active = np.flatnonzero(np.any(W != 0, axis=1))
         if active.size == 0:
             active = np.array([0])
@@ -222,19 +237,24 @@ class _ThresholdNetBase(BaseEstimator):
         coefs, intercepts = [], []
         C1 = np.zeros((X.shape[1], len(idx1)))
         c1 = np.zeros(len(idx1))
+        exact = np.ones(len(idx1), dtype=bool)
         for j, p in enumerate(idx1):
             plane = None if arr.planes is None else arr.planes[:, p]
-            C1[:, j], c1[j] = self._layer1_neuron(Z, frame, arr.patterns[:, p], plane)
+            C1[:, j], c1[j], exact[j] = self._layer1_neuron(Z, frame, arr.patterns[:, p],
+                                                            plane)
+        target = arr.patterns[inverse][:, idx1]
+        H = X @ C1 + c1 >= 0
+        bad = np.flatnonzero(exact & (H != target).any(axis=0))
+        for j in bad:  # rounding on a sampled plane (or in the original units): use the
+            # max-margin one
+            C1[:, j], c1[j], exact[j] = self._separator_neuron(Z, frame,
+                                                               arr.patterns[:, idx1[j]])
         coefs.append(C1)
         intercepts.append(c1)
-        H = X @ C1 + c1 >= 0
-        bad = np.flatnonzero((H != arr.patterns[inverse][:, idx1]).any(axis=0))
-        for j in bad:  # rounding on a sampled plane: use the max-margin one
-            a, b = max_margin_separator(Z, arr.patterns[:, idx1[j]])
-            C1[:, j], c1[j] = frame.to_original(a, b)
         prev_idx = idx1
         H = X @ C1 + c1 >= 0
-        target = arr.patterns[inverse][:, idx1]
+        # a plane realized in the frame can still lose a point in the original units
+        exact &= (H == target).all(axis=0)
         for layer, idx in zip(layers, needed[1:], strict=True):
             pos = {int(p): i for i, p in enumerate(prev_idx)}
             C = np.zeros((len(prev_idx), len(idx)))
@@ -251,7 +271,8 @@ class _ThresholdNetBase(BaseEstimator):
             H = H @ C + c >= 0
             target = layer.patterns[inverse][:, idx]
             prev_idx = idx
-        if not np.array_equal(H, target):
+        n_repaired = int(np.count_nonzero(~exact))
+        if n_repaired == 0 and not np.array_equal(H, target):
             raise RuntimeError(
                 f"internal error: the reconstructed {type(self).__name__} does not reproduce "
                 "its arrangement patterns on the training data; please report this data"
@@ -260,32 +281,65 @@ class _ThresholdNetBase(BaseEstimator):
         self.hidden_intercepts_ = intercepts
         self._W = W[needed[-1]]
         self.n_neurons_ = len(needed[-1])
+        if n_repaired:
+            warnings.warn(
+                f"{type(self).__name__}: {n_repaired} hidden neuron(s) of the optimal network "
+                "separate training points by a margin below float64's resolution; each is "
+                "replaced by the nearest plane float64 represents, so the returned network "
+                "differs from the optimal one on some training points (see is_optimal_ and "
+                "dual_gap_, recomputed on the returned network).",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return n_repaired
 
-    def _finish(self, X, Y, sw, loss, objective, converged, t0):
+    def _finish(self, X, Y, sw, loss, lower, complete, expected, t0):
+        """Certify the returned network: its objective recomputed from ``predict``'s
+        arithmetic on the training data, against the dual lower bounds ``lower`` (one per
+        output). ``complete``: the dictionary holds every pattern, so the bounds hold over
+        all networks. ``expected``: the solver's objective, which the network must
+        reproduce (None when neurons were repaired)."""
         self.coef_ = self._W.T.copy()
         del self._W
         F = self._hidden(X) @ self.coef_.T
-        realized = 0.0
+        realized = np.zeros(Y.shape[1])
+        loss0 = np.zeros(Y.shape[1])
         for k in range(Y.shape[1]):
             f, y = F[:, k], Y[:, k]
             if loss == "squared":
-                realized += 0.5 * np.sum(sw * (f - y) ** 2)
+                realized[k] = 0.5 * np.sum(sw * (f - y) ** 2)
+                loss0[k] = 0.5 * np.sum(sw * y**2)
             elif loss == "logistic":
-                realized += np.sum(sw * np.logaddexp(0.0, -y * f))
+                realized[k] = np.sum(sw * np.logaddexp(0.0, -y * f))
+                loss0[k] = np.log(2.0) * np.sum(sw)
             else:
-                realized += np.sum(sw * np.maximum(0.0, 1.0 - y * f))
-        realized += self.beta * np.abs(self.coef_).sum()
-        if not np.isclose(realized, objective, rtol=1e-9, atol=1e-9):
+                realized[k] = np.sum(sw * np.maximum(0.0, 1.0 - y * f))
+                loss0[k] = np.sum(sw)
+        realized += self.beta * np.abs(self.coef_).sum(axis=1)
+        objective = float(realized.sum())
+        if expected is not None and not np.isclose(objective, expected, rtol=1e-9, atol=1e-9):
             raise RuntimeError(
-                f"internal error: the fitted network's objective {realized} differs from the "
-                f"solver's {objective}; please report this data"
+                f"internal error: the fitted network's objective {objective} differs from the "
+                f"solver's {expected}; please report this data"
             )
-        self.objective_ = float(realized)
-        if not converged:
+        gaps = np.maximum(realized - lower, 0.0)
+        self.objective_ = objective
+        self.dual_gap_ = float(gaps.sum())
+        met = bool(np.all(gaps <= self.tol * loss0))
+        self.is_optimal_ = bool(complete and met)
+        if not met:
+            floor = bool(np.all(gaps <= GAP_FLOOR_RTOL * loss0))
+            if expected is None:
+                why = "hidden neurons that float64 cannot realize were replaced"
+            elif floor:
+                why = (f"tol={self.tol:g} is below the floating-point floor of the gap (about "
+                       f"{GAP_FLOOR_RTOL:.0e} of the zero network's loss); use a larger tol")
+            else:
+                why = "increase max_iter"
             warnings.warn(
-                f"{type(self).__name__}: the Lasso solver stopped at relative duality gap "
-                f"above tol={self.tol:g} (gap {self.dual_gap_:.3g}, objective "
-                f"{self.objective_:.6g}); increase max_iter.",
+                f"{type(self).__name__}: the returned network's duality gap {self.dual_gap_:.3g}"
+                f" (objective {self.objective_:.6g}) is above tol={self.tol:g} relative to the "
+                f"zero network's loss {loss0.sum():.6g}: not certified optimal; {why}.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -509,6 +563,7 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         -------
         self : ThresholdNetLasso
         """
+        reset_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
@@ -638,6 +693,7 @@ class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
         -------
         self : ThresholdNetLassoRegressor
         """
+        reset_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
         sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         if not np.any(sw > 0):

@@ -27,11 +27,15 @@ import numpy as np
 from scipy import linalg
 from threadpoolctl import threadpool_limits
 
-__all__ = ["LOSSES", "SOLVERS", "IPM_MAX_ENTRIES", "ipm_fits", "skglm_available",
-           "primal_objective", "duality_gap", "solve_lasso", "resolve_solver"]
+__all__ = ["LOSSES", "SOLVERS", "IPM_MAX_ENTRIES", "GAP_FLOOR_RTOL", "ipm_fits", "skglm_available",
+           "primal_objective", "dual_objective", "duality_gap", "solve_lasso", "resolve_solver"]
 
 LOSSES = ("squared", "logistic", "hinge")
 SOLVERS = ("auto", "closed_form", "ipm", "lars", "skglm", "sklearn", "highs")
+#: duality gaps below this fraction of the zero network's loss are rounding noise (the primal
+#: and dual objectives are sums of n terms of that size, each rounded): a smaller ``tol``
+#: cannot be certified, and the solvers stop trying there
+GAP_FLOOR_RTOL = 1e3 * np.finfo(np.float64).eps
 #: the interior-point method runs while its Newton matrix, ``min(n, P)`` squared, has at most
 #: this many entries (200 MB in float64)
 IPM_MAX_ENTRIES = 25 * 10**6
@@ -112,9 +116,67 @@ def _entropy(p):
     return np.where((p <= 0) | (p >= 1), 0.0, h)
 
 
+#: a dual point of the logistic or hinge loss must have ``theta_i y_i / s_i`` in ``[0, 1]``;
+#: values outside by at most this much are rounding (of ``theta`` computed as ``s y q``) and
+#: are projected onto the interval before feasibility is checked; anything further is an error
+_DOMAIN_ATOL = 1e-12
+
+
+def dual_objective(D, y, theta, beta, loss, s, dual_norm=None) -> float:
+    """The Fenchel dual objective at ``theta`` after scaling it into the feasible set.
+
+    Feasibility has two parts. The loss's conjugate is finite only on a box (logistic and
+    hinge: ``0 <= theta_i y_i <= s_i``; squared: everywhere): a point outside the box is not
+    a dual point at all and raises ``ValueError`` (beyond rounding, which is projected onto
+    the box). The penalty asks ``|D^T theta|_inf <= beta``: a point above it is multiplied by
+    ``beta / |D^T theta|_inf`` (which keeps it in the box, as the box holds 0), and the dual
+    objective is evaluated at that scaled point, the one whose feasibility was checked.
+    ``dual_norm(theta)``: ``|D^T theta|_inf`` (default: computed with ``D``).
+
+    Any value returned is a lower bound on ``min_w L(D w) + beta |w|_1``.
+
+    Examples
+    --------
+    >>> D = np.array([[1.0, 0.0], [1.0, 1.0]])
+    >>> y, s = np.array([1.0, -1.0]), np.ones(2)
+    >>> float(dual_objective(D, y, np.array([0.5, -0.5]), 0.1, "hinge", s))  # scaled by 0.2
+    0.2
+    >>> dual_objective(D, y, np.array([2.0, -0.5]), 0.1, "hinge", s)
+    Traceback (most recent call last):
+    ...
+    ValueError: dual point outside the domain of the hinge loss's conjugate ...
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    if not np.all(np.isfinite(theta)):
+        raise ValueError("dual point with non-finite entries")
+    if loss != "squared":
+        q = theta * y / s
+        if np.any(q < -_DOMAIN_ATOL) or np.any(q > 1.0 + _DOMAIN_ATOL):
+            raise ValueError(
+                f"dual point outside the domain of the {loss} loss's conjugate (theta_i y_i / "
+                f"s_i in [{q.min():.3g}, {q.max():.3g}], must lie in [0, 1]): not a dual "
+                "point, so it bounds nothing"
+            )
+        q = np.clip(q, 0.0, 1.0)
+        theta = y * s * q
+    norm = float(np.abs(D.T @ theta).max()) if dual_norm is None else dual_norm(theta)
+    if norm > beta:
+        scale = beta / norm
+        theta = theta * scale
+        if loss != "squared":
+            q = q * scale
+    if loss == "squared":
+        return float(np.sum(theta * y - theta**2 / (2.0 * s)))
+    if loss == "logistic":
+        return float(np.sum(s * _entropy(q)))
+    return float(np.sum(s * q))
+
+
 def duality_gap(D, y, w, beta, loss, s, theta=None, dual_norm=None) -> tuple[float, float]:
-    """``(primal, gap)`` at ``w``; ``theta``: a dual candidate (default: from ``w``);
-    ``dual_norm(theta)``: ``|D^T theta|_inf`` (default: computed with ``D``)."""
+    """``(primal, gap)`` at ``w``: ``gap = primal - dual_objective(theta)`` (at least 0).
+
+    ``theta``: a dual candidate (default: the negative loss gradient at ``D w``, which lies
+    in the conjugate's domain); ``dual_norm``: as in :func:`dual_objective`."""
     f = D @ w
     primal = float(_loss_values(f, y, s, loss).sum() + beta * np.abs(w).sum())
     if theta is None:
@@ -124,15 +186,7 @@ def duality_gap(D, y, w, beta, loss, s, theta=None, dual_norm=None) -> tuple[flo
             theta = s * y * 0.5 * (1.0 - np.tanh(0.5 * y * f))  # s y sigmoid(-y f)
         else:
             theta = y * s * (y * f < 1.0)
-    norm = float(np.abs(D.T @ theta).max()) if dual_norm is None else dual_norm(theta)
-    if norm > beta:
-        theta = theta * (beta / norm)
-    if loss == "squared":
-        dual = float(np.sum(theta * y - theta**2 / (2.0 * s)))
-    elif loss == "logistic":
-        dual = float(np.sum(s * _entropy(np.clip(theta * y / s, 0.0, 1.0))))
-    else:
-        dual = float(np.sum(np.clip(theta * y, 0.0, s)))
+    dual = dual_objective(D, y, theta, beta, loss, s, dual_norm)
     return primal, max(primal - dual, 0.0)
 
 
@@ -150,7 +204,9 @@ def _solve_skglm(D, y, beta, loss, s, tol, max_iter, w0):
     else:  # uniform weights (checked): s_0 * sum_i log(...) + beta |w|_1
         A, b, datafit = D, y, Logistic()
         alpha = beta / (n * s[0])
-    solver = AndersonCD(tol=tol, max_iter=max_iter, fit_intercept=False,
+    # max_epochs bounds each working-set subproblem: at skglm's default (50000) a tol that
+    # cannot be reached costs max_iter * 50000 epochs
+    solver = AndersonCD(tol=tol, max_iter=max_iter, max_epochs=max_iter, fit_intercept=False,
                         warm_start=w0 is not None)
     est = GeneralizedLinearEstimator(datafit, L1(alpha=alpha), solver)
     if w0 is not None:
@@ -239,7 +295,9 @@ def _solve_ipm(D, y, beta, s, target, max_iter):
             best_gap, best, stalled = gap, (w, theta, (u > a) | (v > b)), 0
         else:
             stalled += 1
-        if gap <= target or stalled >= 3:
+        # rounding can close a slack (a or b reaches 0) at a tolerance near the float floor:
+        # the barrier is undefined there, so stop at the best iterate
+        if gap <= target or stalled >= 3 or not (np.all(a > 0) and np.all(b > 0)):
             break
         n_iter += 1
         rd = theta / s - y + D @ w
@@ -250,10 +308,9 @@ def _solve_ipm(D, y, beta, s, target, max_iter):
         else:
             M = G.copy()
             M[np.diag_indices(P)] += 1.0 / sig
-        # one BLAS thread: threaded Cholesky synchronizes per block and, measured on a busy
-        # 2-core machine, ran 10-300x slower (a 500 x 500 factor in 0.5 s instead of 2 ms)
-        with threadpool_limits(1, user_api="blas"):
-            factor = linalg.cho_factor(M, overwrite_a=True)
+        factor = _cholesky(M)
+        if factor is None:
+            break
         system = (D, s, factor, on_points, rd, sig, a, b, u, v)
         mu = (u @ a + v @ b) / (2 * P)
         da, db, du, dv, _ = _newton(system, -u * a, -v * b)
@@ -266,6 +323,29 @@ def _solve_ipm(D, y, beta, s, target, max_iter):
         u, v = u + 0.99 * td * du, v + 0.99 * td * dv
     w, theta, active = best
     return w, theta, active, n_iter, bool(best_gap <= target)
+
+
+def _cholesky(M):
+    """Cholesky factor of the Newton matrix ``M``, or None.
+
+    Near the optimum the barrier weights ``u / a`` span many orders of magnitude, and at a
+    tolerance near the floating-point floor rounding can make ``M`` numerically indefinite.
+    A diagonal shift of ``1e-12`` (then ``1e-8``) times the largest diagonal entry makes it
+    definite again; the shifted step is an inexact Newton step, harmless because the step
+    lengths keep every iterate feasible and every iterate's gap is computed afresh. None
+    when even that fails (or ``M`` is not finite): the caller stops at its best iterate."""
+    if not np.all(np.isfinite(M)):
+        return None
+    top = float(np.max(np.diag(M)))
+    # one BLAS thread: threaded Cholesky synchronizes per block and, measured on a busy
+    # 2-core machine, ran 10-300x slower (a 500 x 500 factor in 0.5 s instead of 2 ms)
+    with threadpool_limits(1, user_api="blas"):
+        for shift in (0.0, 1e-12 * top, 1e-8 * top):
+            try:
+                return linalg.cho_factor(M + shift * np.eye(len(M)) if shift else M)
+            except linalg.LinAlgError:
+                continue
+    return None
 
 
 def _newton(system, cu, cv):
@@ -345,8 +425,11 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     :func:`ipm_fits`), then to coordinate descent (skglm where installed, else
     scikit-learn), warm started from the direct method's point unless that method failed
     or did worse than ``w = 0``. Coordinate descent tightens its own tolerance (warm started)
-    up to three times. An interior-point solution is moved to a vertex of the optimal face
-    (at most ``rank(D)`` non-zero weights) when that keeps the gap within ``tol``.
+    up to three times while its gap improves and is above the floating-point floor
+    (:data:`GAP_FLOOR_RTOL`). When no method reaches ``tol``, the point of smallest gap is
+    returned (``converged`` False). An interior-point solution is moved to a vertex of the
+    optimal face (at most ``rank(D)`` non-zero weights) when that keeps the gap within
+    ``tol``.
 
     Returns ``(w, n_iter, primal, gap, converged)``.
 
@@ -366,6 +449,9 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
         return w, n_iter, primal, gap, gap <= target
     n_iter = 0
     w = w0
+    # every method's point is certified by its own gap; the smallest one is returned when
+    # none reaches tol (a later fallback may end worse than an earlier method)
+    best = (np.zeros(D.shape[1]), *duality_gap(D, y, np.zeros(D.shape[1]), beta, loss, s))
     direct = {"ipm": ["ipm", "lars"], "lars": ["lars", "ipm"]}.get(solver, [])
     for method in direct:
         if method == "ipm" and not ipm_fits(D.shape):
@@ -383,17 +469,26 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
         n_iter += it
         if gap <= target:
             return w, n_iter, primal, gap, True
+        if gap < best[2]:
+            best = (w, primal, gap)
         if not reliable or primal >= loss0:
             w = None
     if direct:
         solver = "skglm" if skglm_available() else "sklearn"
     run = _solve_skglm if solver == "skglm" else _solve_sklearn
-    inner_tol = tol
+    inner_tol, last = tol, np.inf
     for _ in range(4):
+        if best[2] <= GAP_FLOOR_RTOL * loss0:
+            break  # at the floating-point floor: no solver certifies a smaller gap
         w, it = run(D, y, beta, loss, s, inner_tol, max_iter, w)
         n_iter += it
         primal, gap = duality_gap(D, y, w, beta, loss, s)
         if gap <= target:
             return w, n_iter, primal, gap, True
-        inner_tol *= 1e-2
+        if gap < best[2]:
+            best = (w, primal, gap)
+        if gap >= last:  # no progress: the floating-point floor (or the budget) is reached
+            break
+        inner_tol, last = inner_tol * 1e-2, gap
+    w, primal, gap = best
     return w, n_iter, primal, gap, False
