@@ -1,15 +1,21 @@
 """DeepICEMaxoutClassifier: exact unions of half-spaces, realized; coreset heuristic."""
 
 import itertools
+import os
+import signal
+import time
+import warnings
 
 import numpy as np
 import pytest
 from _helpers import random_instance, strictly_separable
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from exactclf import DeepICEMaxoutClassifier
 from exactclf._backend import REFERENCE
+from exactclf._backend._cpu_union import suffix_max, union_search_cpu, union_search_steps
 from exactclf._dichotomies import dichotomies
+from exactclf._separator import UnrealizableLabeling
 from exactclf.datasets import load_voicepath
 from exactclf.linear import _min01
 from exactclf.maxout import _deepice, _exact
@@ -170,3 +176,251 @@ def test_exact_union_upper_bound():
     assert above.value == free.value and np.array_equal(above.sets, free.sets)
     assert at.complete and at.value >= free.value
     assert at.value == min(want.sum(), (1 - want).sum())  # the best constant network
+
+
+# -- faults, budgets and awkward input (issue 13) ------------------------------------------
+
+def _slow_instance():
+    """30 points, random labels, K=10: far too many K-tuples to finish (refused without a
+    budget), so any stop below comes from the interrupt or the deadline."""
+    rng = np.random.default_rng(1)
+    return rng.normal(size=(30, 2)), rng.integers(0, 2, 30)
+
+
+def _counting_kernel(monkeypatch, action=None, at=3):
+    """Replace the bounded kernel by a counting wrapper that runs ``action`` at call ``at``."""
+    calls, kernel = [], _exact.union_search_steps
+
+    def wrapped(*args):
+        calls.append(args[-1])  # max_steps: every call must be bounded
+        if len(calls) == at and action is not None:
+            action()
+        return kernel(*args)
+
+    monkeypatch.setattr(_exact, "union_search_steps", wrapped)
+    return calls
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_returns_the_best_network_so_far(monkeypatch, n_jobs):
+    """SIGINT while the kernel runs (it used to land inside it: SystemError): the fit stops
+    at the next bounded piece, warns, and returns a network that realizes its errors."""
+    calls = _counting_kernel(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGINT))
+    X, y = _slow_instance()
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=10, method="exact", time_limit=600,
+                                  n_jobs=n_jobs, device="cpu")
+    with pytest.warns(RuntimeWarning, match="interrupted"), \
+            pytest.warns(ConvergenceWarning, match="interrupted"):
+        clf.fit(X, y)
+    assert clf.stop_reason_ == "interrupted" and not clf.is_optimal_
+    assert len(calls) < 3 + 4 * n_jobs and all(s >= 0 for s in calls)
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+    assert clf.hyperplanes_.shape == (10, 3)
+
+
+def test_ctrl_c_during_the_coreset_heuristic(monkeypatch):
+    """SIGINT inside a block's exact solve ends the whole heuristic (no further blocks, no
+    refinement) with the best network scored so far."""
+    calls = _counting_kernel(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGINT), at=20)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = ((X**2).sum(axis=1) + 0.3 * rng.normal(size=300) > 1.2).astype(int)
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=3, method="coreset", random_state=0,
+                                  device="cpu")
+    with pytest.warns(RuntimeWarning, match="interrupted"), \
+            pytest.warns(ConvergenceWarning, match="interrupted"):
+        clf.fit(X, y)
+    assert clf.stop_reason_ == "interrupted" and len(calls) < 40
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+
+
+def test_time_limit_is_checked_between_bounded_kernel_calls(monkeypatch):
+    """The deadline passes during the third kernel call (it sleeps past it): the search
+    stops after it, instead of finishing a chunk of K-tuples that would take hours."""
+    calls = _counting_kernel(monkeypatch, lambda: time.sleep(0.3))
+    X, y = _slow_instance()
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=10, method="exact", time_limit=0.2,
+                                      device="cpu").fit(X, y)
+    assert clf.stop_reason_ == "time_limit" and not clf.is_optimal_
+    assert len(calls) < 50 and all(s >= 0 for s in calls)
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+
+
+def test_resumed_kernel_equals_one_call():
+    """The bounded kernel resumed piece by piece returns what one unbounded call returns."""
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(25, 2))
+    want = (np.abs(Z[:, 0]) > 0.5).astype(float)
+    family, cover = _exact.candidate_family(Z, want, 1 - want)
+    args = _exact.bitset_kernel_args(family, cover, want, 1 - want)
+    top = suffix_max(args[2])
+    for K in (2, 3):
+        whole = union_search_cpu(*args, K, 0, len(family), np.inf, np.inf)
+        state = np.zeros(K + 1, dtype=np.int64)
+        best, best_idx, n_total, pieces = np.inf, None, 0, 0
+        while state[0] >= 0:
+            val, idx, n = union_search_steps(args[0], args[1], args[2], top, args[3],
+                                             args[4], K, len(family), best, np.inf, state, 7)
+            n_total, pieces = n_total + n, pieces + 1
+            if idx[0] >= 0:
+                best, best_idx = val, idx
+        assert pieces > 10 and best == whole[0] and n_total == whole[2]
+        np.testing.assert_array_equal(best_idx, whole[1])
+
+
+def test_exact_is_refused_up_front_with_figures():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    y = ((X**2).sum(axis=1) > 1.2).astype(int)
+    with pytest.raises((MemoryError, ValueError), match=r"method='coreset'.*fewer points"):
+        DeepICEMaxoutClassifier(n_hyperplanes=3, method="exact", n_jobs=100).fit(X, y)
+    X, y = _slow_instance()
+    with pytest.raises(ValueError, match="days.*time_limit"):
+        DeepICEMaxoutClassifier(n_hyperplanes=10, method="exact", n_jobs=100).fit(X, y)
+
+
+def test_absurd_sizes_are_refused_or_capped():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(12, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    with pytest.raises(MemoryError, match="n_hyperplanes"):
+        DeepICEMaxoutClassifier(n_hyperplanes=10**12).fit(X, y)
+    a = DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu").fit(X, y)
+    b = DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu", n_jobs=10**12).fit(X, y)
+    np.testing.assert_array_equal(a.hyperplanes_, b.hyperplanes_)
+    # more half-spaces than points: searched as 12, reported with the requested shape
+    c = DeepICEMaxoutClassifier(n_hyperplanes=40, method="exact", time_limit=60,
+                                device="cpu").fit(X, y)
+    assert c.hyperplanes_.shape == (40, 3) and c.is_optimal_
+    assert c.training_errors_ == 0 == _errors(c, X, y)
+
+
+def test_failed_refit_leaves_an_unfitted_estimator():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DeepICEMaxoutClassifier(device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match="integer sample weights"):
+        clf.fit(X, np.where(y == 1, "b", "c"), sample_weight=np.full(20, 0.5))
+    assert not hasattr(clf, "hyperplanes_") and not hasattr(clf, "classes_")
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+def test_unrealizable_margin_is_reported_not_certified(monkeypatch):
+    """When float64 cannot realize a subset the search proved realizable, the fit keeps the
+    best plane, reports the errors that model makes, and does not claim optimality."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(25, 2))
+    y = (np.abs(X[:, 0]) > 0.6).astype(int)
+    exact = DeepICEMaxoutClassifier(device="cpu").fit(X, y)
+    real = _exact.max_margin_separator
+
+    def fails_on_non_trivial(Z, positive):
+        a, b = real(Z, positive)
+        if 0 < positive.sum() < len(positive):
+            realized = Z @ a + b + 1e3 > 0
+            raise UnrealizableLabeling("too thin", (a, b + 1e3), realized,
+                                       int(np.sum(realized != positive)))
+        return a, b
+
+    monkeypatch.setattr(_exact, "max_margin_separator", fails_on_non_trivial)
+    with pytest.warns(ConvergenceWarning, match="float64"):
+        clf = DeepICEMaxoutClassifier(device="cpu", method="exact").fit(X, y)
+    assert not clf.is_optimal_ and clf.lower_bound_ == exact.training_errors_
+    assert clf.training_errors_ == _errors(clf, X, y) > clf.lower_bound_
+
+
+def test_thin_margin_block_of_a_noisy_disk():
+    """A 20-point block of a noisy disk (as the coreset heuristic solves them) whose optimal
+    K=3 union needs a half-space of margin too thin for the former max-margin step: it
+    raised RuntimeError ("not strictly linearly separable"). The optimum (0 errors) is
+    realized and certified; the coreset heuristic on the block realizes what it reports."""
+    rng = np.random.default_rng(1895)
+    X = rng.normal(size=(1500, 2))
+    y = ((X**2).sum(axis=1) + 0.5 * rng.normal(size=1500) > 1.4).astype(int)
+    block = np.sort(rng.choice(1500, 20, replace=False))
+    X, y = X[block], y[block]
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=3, method="exact", device="cpu").fit(X, y)
+    assert clf.is_optimal_ and clf.training_errors_ == 0 == _errors(clf, X, y)
+    core = DeepICEMaxoutClassifier(n_hyperplanes=3, method="coreset", coreset_size=10,
+                                   coreset_stop=5, random_state=0, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a heuristic, if not optimal
+        core.fit(X, y)
+    assert core.training_errors_ == _errors(core, X, y) >= core.lower_bound_
+    assert core.is_optimal_ == (core.training_errors_ == 0)
+
+
+@pytest.mark.parametrize("change", ["offset_one", "offset_all", "tiny"])
+def test_units_do_not_change_the_optimum(change):
+    """Offsets of 1e10 on one or every feature and a scale of 1e-200 (issue 13 item 1: an
+    IndexError in the frame when every feature was affected)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    y = ((X**2).sum(axis=1) + 0.3 * rng.normal(size=20) > 1.0).astype(int)
+    Xc = {"offset_one": X + [1e10, 0], "offset_all": X + 1e10, "tiny": X * 1e-200}[change]
+    ref = DeepICEMaxoutClassifier(device="cpu").fit((X - X.mean(0)) / X.std(0), y)
+    clf = DeepICEMaxoutClassifier(device="cpu").fit(Xc, y)
+    assert clf.is_optimal_ and clf.training_errors_ == ref.training_errors_
+    assert clf.training_errors_ == _errors(clf, Xc, y)
+
+
+@pytest.mark.parametrize("method", ["exact", "coreset"])
+@pytest.mark.parametrize("K", [1, 2, 3])
+def test_one_distinct_point_gives_the_majority_model(method, K):
+    cases = [
+        (np.ones((6, 2)), np.array([0, 1, 1, 0, 1, 1]), None, 2.0),  # identical rows
+        # zero weights leave one point (weighted majority: class 0)
+        (np.array([[0, 0], [1, 1], [2, 0], [0, 0.0]]), np.array([0, 1, 1, 1]),
+         np.array([2, 0, 0, 1]), 1.0),
+    ]
+    for X, y, w, expected in cases:
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=K, method=method).fit(X, y, w)
+        assert clf.training_errors_ == expected == _errors(clf, X, y, w)
+        assert clf.is_optimal_ and clf.lower_bound_ == expected
+        keep = np.ones(len(y), bool) if w is None else w > 0
+        assert len(set(clf.predict(X[keep]))) == 1
+
+
+def _awkward_instance(rng):
+    """Small samples with ties, duplicates, integer grids, collinear points, integer
+    weights (zeros included) and huge offsets."""
+    kind = ["gaussian", "grid", "collinear", "flat"][rng.integers(4)]
+    Z, _, _ = random_instance(rng, kind, int(rng.integers(2, 7)), int(rng.integers(1, 4)))
+    X = Z[rng.integers(0, len(Z), size=int(rng.integers(3, 10)))]  # duplicates
+    y = rng.integers(0, 2, size=len(X))
+    y[:2] = [0, 1]
+    w = rng.integers(0, 3, size=len(X)).astype(float) if rng.random() < 0.5 else None
+    if w is not None:
+        w[:2] = 1
+    if rng.random() < 0.25:
+        X = X + rng.choice([1e10, -1e10], size=X.shape[1])
+    return X, y, w
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_awkward_inputs_against_brute_force(seed):
+    """Certificates hold on re-check: the errors are those of ``predict``, the lower bound
+    is below them, and an optimal claim equals the brute-force optimum."""
+    rng = np.random.default_rng(100 + seed)
+    X, y, w = _awkward_instance(rng)
+    ww = np.ones(len(y)) if w is None else w
+    keep = ww > 0
+    U, inverse = np.unique(X[keep], axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    wpos = np.bincount(inverse, weights=ww[keep] * (y[keep] == 1), minlength=len(U))
+    wneg = np.bincount(inverse, weights=ww[keep] * (y[keep] == 0), minlength=len(U))
+    Uc = (U - U.mean(axis=0)) if len(U) > 1 else U * 0  # brute force on centered points
+    for K in (1, 2, 3):
+        best = min(_brute_force_union(Uc, wpos, wneg, K), _brute_force_union(Uc, wneg, wpos, K))
+        try:
+            clf = DeepICEMaxoutClassifier(n_hyperplanes=K, method="exact",
+                                          device="cpu").fit(X, y, w)
+        except ValueError as err:  # a clear refusal is allowed, never a wrong answer
+            assert "samples of 2 classes" in str(err)
+            continue
+        assert clf.training_errors_ == _errors(clf, X, y, ww)
+        assert clf.lower_bound_ <= clf.training_errors_
+        assert clf.is_optimal_ and clf.training_errors_ == best

@@ -2,7 +2,8 @@
 
 The counterpart of the bitset kernel :func:`exactclf._backend._cpu_union.union_search_cpu`
 for array backends: run with NumPy it is the plain reference, with CuPy the GPU path. It
-returns the same tuple under the same incumbent semantics, so both give the same network.
+returns the same tuple under the same incumbent semantics, so both give the same network, and
+stops on request between bounded pieces of work (a prefix, a block of rows).
 
 Instead of bitsets it uses inclusion-exclusion, which turns the last two levels of the
 search into one matrix product. With ``P`` the union of the first ``K - 2`` subsets (a
@@ -68,7 +69,7 @@ class _Cover:
         return float(self.unwanted @ union.astype(self.unwanted.dtype))
 
 
-def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le):
+def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le, should_stop=None):
     """Best non-decreasing K-tuple of rows of ``F`` with first index in ``[a, b)``.
 
     Parameters
@@ -87,6 +88,9 @@ def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le):
         Range of the first index.
     ub_lt, ub_le : float
         Only tuples with errors ``< ub_lt`` and ``<= ub_le`` count.
+    should_stop : callable, optional
+        Asked before each prefix and each row block (bounded work); when it returns True the
+        search stops there.
 
     Returns
     -------
@@ -96,6 +100,9 @@ def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le):
         The lexicographically first best tuple; ``best_idx[0] == -1`` when none counts.
     n_evaluated : int
         Tuples evaluated.
+    r_stop : int
+        ``b`` when the range is settled; after a stop, every tuple with a first index below
+        ``r_stop`` is settled.
     """
     M = F.shape[0]
     dF = xp.asarray(F)
@@ -111,8 +118,13 @@ def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le):
         # a prefix or candidate covering this much unwanted weight cannot count
         return min(best_val, np.nextafter(ub_le, np.inf))
 
+    def stopped():
+        return should_stop is not None and should_stop()
+
     covered = _Cover(dF, dunw)
     for prefix, union in _prefixes(cover_host, covered, K, a, b, limit):
+        if prefix and stopped():
+            return best_val, best_idx, n_eval, prefix[0]
         if K == 1:
             j0, j1 = a, b
         elif prefix:
@@ -143,6 +155,8 @@ def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le):
         step = max(1, _BLOCK_ENTRIES // kmax)
         cols = xp.arange(kmax)
         for r0 in range(j0, j1, step):
+            if not prefix and stopped():
+                return best_val, best_idx, n_eval, r0
             r1 = min(r0 + step, j1)
             G = (dF[r0:r1] * v) @ dF[:kmax].T
             err = base + s[r0:r1, None] + s[None, :] - G
@@ -156,4 +170,4 @@ def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le):
             j, k = divmod(t, kmax)
             best_val = float(masked.ravel()[t])
             best_idx[:] = (*prefix, r0 + j, k)
-    return best_val, best_idx, n_eval
+    return best_val, best_idx, n_eval, b

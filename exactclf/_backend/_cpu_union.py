@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["union_search_cpu", "popcount64"]
+__all__ = ["union_search_cpu", "union_search_steps", "suffix_max", "popcount64"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -45,29 +45,47 @@ def _weighted(u, masks, invert):
     return total
 
 
-@njit(cache=True, nogil=True)
-def union_search_cpu(S, cover, gain, want, unwanted, K, a, b, ub_lt, ub_le):
-    """Best K-tuple with ``i_1`` in ``[a, b)``.
+def suffix_max(gain):
+    """``top[i] = max(gain[i:])`` (0 past the end): what any one candidate from ``i`` on can
+    still bring in."""
+    top = np.zeros(len(gain) + 1, dtype=np.int64)
+    top[:-1] = np.maximum.accumulate(np.asarray(gain, dtype=np.int64)[::-1])[::-1]
+    return top
 
-    ``gain[i]`` is the wanted weight inside candidate ``i``. Returns
-    ``(best_val, best_idx, n_evaluated)``; ``best_idx[0] == -1`` when nothing beat the bounds.
+
+@njit(cache=True, nogil=True)
+def union_search_steps(S, cover, gain, top, want, unwanted, K, b, ub_lt, ub_le, state,
+                       max_steps):
+    """Run the search from ``state`` for at most ``max_steps`` steps (all if negative).
+
+    ``state`` (int64, length K + 1) is ``(depth, i_1, ..., i_K)``: the position of the depth
+    first search, updated in place; start it at ``(0, a, ...)`` for the tuples with ``i_1`` in
+    ``[a, b)``; ``state[0] == -1`` once they are all settled. A step is one visit of a node, so
+    a call's work is bounded and the caller can check deadlines and interrupts between
+    calls; the partial unions of the prefix are rebuilt from the indices on entry. ``top`` is
+    :func:`suffix_max` of ``gain``. Returns ``(best_val, best_idx, n_evaluated)`` of this
+    call; ``best_idx[0] == -1`` when nothing in it beat the bounds.
     """
     M, W = S.shape
-    # suffix maxima of the gains: what any one later candidate can still bring in
-    top = np.zeros(M + 1, dtype=np.int64)
-    for i in range(M - 1, -1, -1):
-        top[i] = max(top[i + 1], gain[i])
     P = np.zeros((K + 1, W), dtype=np.uint64)
     covered = np.zeros(K + 1, dtype=np.int64)  # unwanted weight inside the prefix union
     missed = np.zeros(K + 1, dtype=np.int64)  # wanted weight outside it
     missed[0] = _weighted(P[0], want, True)
-    idx = np.empty(K, dtype=np.int64)
+    depth = state[0]
+    idx = state[1:]
+    for d in range(max(depth, 0)):
+        for w in range(W):
+            P[d + 1, w] = P[d, w] | S[idx[d], w]
+        covered[d + 1] = _weighted(P[d + 1], unwanted, False)
+        missed[d + 1] = _weighted(P[d + 1], want, True)
     best_idx = np.full(K, -1, dtype=np.int64)
     best = ub_lt
     n_eval = 0
-    depth = 0
-    idx[0] = a
+    steps = 0
     while depth >= 0:
+        if max_steps >= 0 and steps >= max_steps:
+            break
+        steps += 1
         i = idx[depth]
         exhausted = (depth == 0 and i >= b) or i >= M
         if not exhausted:
@@ -106,4 +124,14 @@ def union_search_cpu(S, cover, gain, want, unwanted, K, a, b, ub_lt, ub_le):
             missed[depth + 1] = mm
             depth += 1
             idx[depth] = i
+    state[0] = depth
     return best, best_idx, n_eval
+
+
+def union_search_cpu(S, cover, gain, want, unwanted, K, a, b, ub_lt, ub_le):
+    """Best K-tuple with ``i_1`` in ``[a, b)``, in one unbounded call of
+    :func:`union_search_steps`: ``(best_val, best_idx, n_evaluated)``."""
+    state = np.zeros(K + 1, dtype=np.int64)
+    state[1] = a
+    return union_search_steps(S, cover, gain, suffix_max(gain), want, unwanted, K, b,
+                              ub_lt, ub_le, state, -1)

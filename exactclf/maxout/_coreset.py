@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import heapq
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._separator import max_margin_separator
 from ..linear._min01 import solve_min01
-from ._exact import exact_union
+from ._exact import exact_union, realize_union, union_on
 
 __all__ = ["CoresetResult", "coreset_union"]
 
@@ -37,15 +37,6 @@ class CoresetResult:
     stop_reason: str | None
 
 
-def _realize(Z, sets):
-    """Hard-margin planes for each subset (in the frame of ``Z``)."""
-    return [max_margin_separator(Z, s) for s in sets]
-
-
-def _union_on(Z, planes):
-    return np.any([Z @ a + b > 0 for a, b in planes], axis=0)
-
-
 def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, deadline=None):
     """Exact block coordinate descent over the half-spaces; returns ``(planes, value)``.
 
@@ -57,7 +48,7 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
     planes = list(planes)
 
     def errors(ps):
-        inside = _union_on(Z, ps)
+        inside = union_on(Z, ps)
         return float(other_w[inside].sum() + want_w[~inside].sum())
 
     value = errors(planes)
@@ -68,16 +59,19 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
             if left is not None and left <= 0:
                 return planes, value
             others = planes[:k] + planes[k + 1 :]
-            free = ~_union_on(Z, others) if others else np.ones(len(Z), dtype=bool)
+            free = ~union_on(Z, others) if others else np.ones(len(Z), dtype=bool)
             if not free.any():
                 continue
             a, b = planes[k]
             res = solve_min01(Z[free], want_w[free], other_w[free],
                               incumbent=Z[free] @ a + b > 0,
                               max_candidates=max_candidates, time_limit=left)
+            if res.stop_reason == "interrupted":
+                return planes, value
             if res.improved:
-                plane = max_margin_separator(Z[free], res.positive)
-                candidate = planes[:k] + [plane] + planes[k + 1 :]
+                # a plane float64 cannot place exactly is still scored by what it realizes
+                plane = realize_union(Z[free], [res.positive], want_w[free], other_w[free])[0]
+                candidate = planes[:k] + plane + planes[k + 1 :]
                 new_value = errors(candidate)
                 if new_value < value:
                     planes, value = candidate, new_value
@@ -105,7 +99,8 @@ def coreset_union(
 
     With ``time_limit`` (seconds) no block solve starts after it; a block solve that is
     running stops there (its best union is still scored, but is no lower bound), and the
-    final refinement gets what is left, at least a tenth of the budget.
+    final refinement gets what is left, at least a tenth of the budget. Ctrl-C returns the
+    best network scored so far (``stop_reason="interrupted"``, no refinement).
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
@@ -125,11 +120,11 @@ def coreset_union(
         if res.complete:  # an exact optimum of a subset bounds the full optimum from below
             lower = max(lower, res.value)
         else:
-            stop_reason = "time_limit"
+            stop_reason = res.stop_reason or "time_limit"
         n_eval += res.n_evaluated
         n_blocks += 1
-        planes = _realize(Z[block], res.sets)
-        inside = _union_on(Z, planes)
+        planes = realize_union(Z[block], res.sets, want_w[block], other_w[block])[0]
+        inside = union_on(Z, planes)
         key = inside.tobytes()
         if key in seen:
             return
@@ -144,30 +139,45 @@ def coreset_union(
 
     heap_cap = heap_size
     points = np.arange(n)
-    for _ in range(max_passes):
-        if len(points) <= stop_size or stop_reason is not None:
-            break
-        rng.shuffle(points)
-        for block in np.array_split(points, int(np.ceil(len(points) / block_size))):
-            if heap and out_of_time():
-                stop_reason = "time_limit"
+    try:
+        for _ in range(max_passes):
+            if len(points) <= stop_size or stop_reason is not None:
                 break
-            consider(np.sort(block))
-        if stop_reason is not None:
-            break
-        merged = np.unique(np.concatenate([entry[3] for entry in heap]))
-        if len(points) - len(merged) < max(2, len(points) // 20):
-            heap_cap = max(1, int(heap_cap * shrink))
-            while len(heap) > heap_cap:
-                heapq.heappop(heap)
+            rng.shuffle(points)
+            for block in np.array_split(points, int(np.ceil(len(points) / block_size))):
+                if heap and out_of_time():
+                    stop_reason = "time_limit"
+                    break
+                consider(np.sort(block))
+                if stop_reason is not None:
+                    break
+            if stop_reason is not None:
+                break
             merged = np.unique(np.concatenate([entry[3] for entry in heap]))
-        points = merged
-        if verbose:
-            best = -max(heap)[0]
-            print(f"Deep-ICE coreset: {len(points)} points left, best {best:g} errors, "
-                  f"lower bound {lower:g}")
-    if stop_reason is None:
-        consider(np.sort(points))
-    final = None if deadline is None else max(deadline, time.perf_counter() + time_limit / 10)
-    planes, value = refine(Z, max(heap)[2], want_w, other_w, deadline=final)
+            if len(points) - len(merged) < max(2, len(points) // 20):
+                heap_cap = max(1, int(heap_cap * shrink))
+                while len(heap) > heap_cap:
+                    heapq.heappop(heap)
+                merged = np.unique(np.concatenate([entry[3] for entry in heap]))
+            points = merged
+            if verbose:
+                best = -max(heap)[0]
+                print(f"Deep-ICE coreset: {len(points)} points left, best {best:g} errors, "
+                      f"lower bound {lower:g}")
+        if stop_reason is None:
+            consider(np.sort(points))
+    except KeyboardInterrupt:  # landed between block solves (those catch their own)
+        stop_reason = "interrupted"
+        warnings.warn("Deep-ICE coreset interrupted: returning the best network found so far",
+                      RuntimeWarning, stacklevel=2)
+    if not heap:  # nothing scored yet: the better constant network
+        empty, full = (np.zeros(Z.shape[1]), -1.0), (np.zeros(Z.shape[1]), 1.0)
+        value, planes = min((float(want_w.sum()), [empty]), (float(other_w.sum()), [full]),
+                            key=lambda entry: entry[0])
+    elif stop_reason == "interrupted":
+        value, planes = -max(heap)[0], max(heap)[2]
+    else:
+        final = (None if deadline is None
+                 else max(deadline, time.perf_counter() + time_limit / 10))
+        planes, value = refine(Z, max(heap)[2], want_w, other_w, deadline=final)
     return CoresetResult(value, planes, lower, n_eval, n_blocks, stop_reason)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,12 +16,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
-from .._base import BinaryClassifierMixin, validate_binary
+from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import n_combinations
-from .._separator import max_margin_separator
+from .._resources import check_memory, effective_workers
 from ..linear._min01 import solve_min01
 from ._coreset import coreset_union
-from ._exact import exact_union
+from ._exact import exact_union, realize_union, useful_planes
 
 __all__ = ["DeepICEMaxoutClassifier"]
 
@@ -32,6 +33,24 @@ __all__ = ["DeepICEMaxoutClassifier"]
 _MAX_EXACT_TUPLES = 1e10
 _MAX_EXACT_PLANES = 2e5
 _MAX_EXACT_LINEAR = 1e9
+#: method="exact" is refused without a budget when even this K-tuple rate per core (strong
+#: pruning) needs more than _MAX_SECONDS; and when its candidate family (bytes per candidate
+#: and point: the boolean matrix, its float64 products and bitsets) would not fit in memory
+_TUPLE_RATE = 1e10
+_MAX_SECONDS = 86400.0
+_BYTES_PER_ENTRY = 12
+
+
+@dataclass
+class _PolarityResult:
+    """The best network of one polarity: ``value`` its realized errors on the unique points,
+    ``lower`` a proven lower bound on that polarity's optimum."""
+
+    value: float
+    planes: list
+    lower: float
+    n_evaluated: int
+    stop_reason: str | None
 
 
 class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
@@ -56,15 +75,20 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     Parameters
     ----------
     n_hyperplanes : int, default=2
-        K, the number of hidden hyperplanes (maxout units).
+        K, the number of hidden hyperplanes (maxout units). More than the number of distinct
+        training points never lowers the errors: the search uses that many, and the extra
+        rows of ``hyperplanes_`` repeat a plane.
     method : {"auto", "exact", "coreset"}, default="auto"
         ``"auto"``: exact when it enumerates at most 2e5 hyperplanes and 1e10 K-tuples (for
-        K = 1: at most 1e9 candidate hyperplanes), else coreset.
+        K = 1: at most 1e9 candidate hyperplanes), else coreset. ``"exact"`` is refused up
+        front, with the estimates, when its candidate family would not fit in memory, or
+        when without a budget it could not finish within a day even with strong pruning.
     max_candidates : int, default=None
         Exact search: use only the hyperplanes through the first ``max_candidates``
         D-subsets of points (deterministic budget; the result is then not proven optimal).
     time_limit : float, default=None
-        Seconds; the best network so far is returned when it is reached.
+        Seconds; the best network so far is returned when it is reached. Ctrl-C does the
+        same (with a warning).
     coreset_size : int, default=20
         Block size of the coreset heuristic.
     n_shuffles : int, default=50
@@ -82,7 +106,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         ``"auto"`` (the GPU only when CuPy and a device are usable). The coreset heuristic
         solves its small blocks on the CPU.
     n_jobs : int, default=None
-        Parallel workers over chunks of the K-tuple space (joblib).
+        Parallel workers over chunks of the K-tuple space (joblib), at most the usable
+        cores.
     random_state : int, RandomState instance or None, default=None
         Shuffles of the coreset heuristic.
     verbose : int, default=0
@@ -104,6 +129,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         K-tuples of half-spaces evaluated.
     method_ : str
         ``"exact"`` or ``"coreset"``.
+    stop_reason_ : str or None
+        Why a search stopped early (``"time_limit"``, ``"interrupted"``, ``"max_candidates"``,
+        or a margin float64 cannot realize), None if none did.
     device_ : str
         The backend used by the exact search (``"cpu"`` or ``"gpu"``).
     classes_, n_features_in_, feature_names_in_
@@ -187,6 +215,14 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         -------
         self : DeepICEMaxoutClassifier
         """
+        reset_fitted(self)
+        try:
+            return self._fit(X, y, sample_weight)
+        except Exception:  # a failed fit leaves no attribute of it (classes_ included)
+            reset_fitted(self)
+            raise
+
+    def _fit(self, X, y, sample_weight):
         t0 = time.perf_counter()
         data = validate_binary(self, X, y, sample_weight)
         if np.any(data.sample_weight % 1):
@@ -194,14 +230,21 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                 "DeepICEMaxoutClassifier needs integer sample weights (counts): its exact "
                 "kernel counts errors with bitsets."
             )
+        Z, wpos, wneg = data.Z, data.wpos, data.wneg
+        # more half-spaces than points never lower the errors: search that many, repeat one
+        K = useful_planes(self.n_hyperplanes, len(Z))
+        check_memory(8.0 * self.n_hyperplanes * (Z.shape[1] + 1),
+                     f"a network of n_hyperplanes={self.n_hyperplanes} half-spaces",
+                     f"More than {len(Z)} (the number of distinct training points) never "
+                     "lower the training errors: use fewer.")
+        n_jobs = effective_workers(self.n_jobs)
+        self.method_ = self._choose_method(len(Z), Z.shape[1], K, n_jobs)
         backend = resolve_device(self.device)
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
-        Z, wpos, wneg = data.Z, data.wpos, data.wneg
-        self.method_ = self._choose_method(len(Z), Z.shape[1])
         # both assignments of the classes to the union side; ties go to polarity +1
-        results = {}
+        results: dict[int, _PolarityResult] = {}
         searches = ((2, 1, wpos, wneg), (1, -1, wneg, wpos))
-        if self.n_hyperplanes == 1:
+        if K == 1:
             # one half-space: the complement of a strictly realizable subset is strictly
             # realizable too, so the other polarity has the same optimum
             searches = ((1, 1, wpos, wneg),)
@@ -210,65 +253,102 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             if self.time_limit is not None:  # half of the budget left for the first polarity
                 remaining = max(self.time_limit - (time.perf_counter() - t0), 1e-3) / share
             # the second polarity only has to beat the first (ties go to polarity +1)
-            bound = results[1][0] if results else np.inf
-            results[polarity] = self._search(Z, want_w, other_w, self.n_hyperplanes, remaining,
-                                             backend, bound)
-        self.polarity_ = min(results, key=lambda p: (results[p][0], -p))
-        value, planes = results[self.polarity_][:2]
-        complete = all(r[4] for r in results.values())
-        # a complete search proves its value; otherwise the search's own lower bound
-        lower = min(r[0] if r[4] else r[2] for r in results.values())
+            bound = results[1].value if results else np.inf
+            res = self._search(Z, want_w, other_w, K, remaining, backend, bound, n_jobs)
+            results[polarity] = res
+            if res.stop_reason == "interrupted":  # Ctrl-C ends the fit, not one polarity
+                break
+        self.polarity_ = min(results, key=lambda p: (results[p].value, -p))
+        best = results[self.polarity_]
+        # a polarity not searched (interrupted) is bounded only by conflicting duplicates
+        lower = min([r.lower for r in results.values()]
+                    + ([] if len(results) == len(searches)
+                       else [float(np.minimum(wpos, wneg).sum())]))
+        planes = best.planes + best.planes[-1:] * (self.n_hyperplanes - len(best.planes))
         self.hyperplanes_ = np.array([np.r_[data.frame.to_original(a, b)] for a, b in planes])
-        self.training_errors_ = self._realized_errors(data, value)
-        self.n_candidates_ = sum(r[3] for r in results.values())
-        self.lower_bound_ = value if complete else lower
-        self.is_optimal_ = bool(complete or value <= lower)
+        self.training_errors_ = self._realized_errors(data, best.value)
+        self.n_candidates_ = sum(r.n_evaluated for r in results.values())
+        self.lower_bound_ = lower
+        self.is_optimal_ = bool(self.training_errors_ <= self.lower_bound_)
+        self.stop_reason_ = next((r.stop_reason for r in results.values() if r.stop_reason),
+                                 None)
         if not self.is_optimal_:
+            why = "" if self.stop_reason_ is None else f", stopped early ({self.stop_reason_})"
             warnings.warn(
-                f"DeepICEMaxoutClassifier ({self.method_}) returns a network with {value:g} "
-                f"errors; optimality is not proven (lower bound {self.lower_bound_:g}).",
+                f"DeepICEMaxoutClassifier ({self.method_}{why}) returns a network with "
+                f"{self.training_errors_:g} errors; optimality is not proven (lower bound "
+                f"{self.lower_bound_:g}).",
                 ConvergenceWarning,
                 stacklevel=2,
             )
         self.fit_time_ = time.perf_counter() - t0
         return self
 
-    def _choose_method(self, n: int, dim: int) -> str:
-        if self.method != "auto":
-            return self.method
-        K = self.n_hyperplanes
+    def _choose_method(self, n: int, dim: int, K: int, n_jobs: int) -> str:
+        """``"exact"`` or ``"coreset"``; refuses an exact search it cannot finish or hold."""
         planes = n_combinations(n, dim) if dim else 1
-        if K == 1:
-            return "exact" if planes <= _MAX_EXACT_LINEAR else "coreset"
-        tuples = (2 * planes + 2) ** K / math.factorial(K)
-        small = planes <= _MAX_EXACT_PLANES and tuples <= _MAX_EXACT_TUPLES
-        return "exact" if small else "coreset"
+        if self.max_candidates is not None:
+            planes = min(planes, self.max_candidates)
+        if self.method == "coreset":
+            return "coreset"
+        if K == 1:  # the ICE search (its own size checks) on the linear problem
+            return ("exact" if self.method == "exact" or planes <= _MAX_EXACT_LINEAR
+                    else "coreset")
+        subsets = 2 * planes + 2  # candidate half-spaces: about two per hyperplane
+        # non-decreasing K-tuples of candidates, C(subsets + K - 1, K), in log10
+        log_tuples = (math.lgamma(subsets + K) - math.lgamma(K + 1)
+                      - math.lgamma(subsets)) / math.log(10)
+        if self.method == "auto":
+            small = planes <= _MAX_EXACT_PLANES and log_tuples <= math.log10(_MAX_EXACT_TUPLES)
+            return "exact" if small else "coreset"
+        what = (f"DeepICEMaxoutClassifier(method='exact') with n_hyperplanes={K} on {n} "
+                f"distinct points in {dim}-D ({subsets:.3g} candidate half-spaces)")
+        instead = ("Use method='coreset' (or 'auto') for a heuristic with a proven lower "
+                   "bound, max_candidates=... to search fewer hyperplanes, or fit on fewer "
+                   "points.")
+        check_memory(_BYTES_PER_ENTRY * subsets * n, what, instead)
+        seconds = 10 ** (log_tuples - math.log10(_TUPLE_RATE * n_jobs))
+        if self.time_limit is None and self.max_candidates is None and seconds > _MAX_SECONDS:
+            raise ValueError(
+                f"{what} has about 1e{log_tuples:.0f} K-tuples of half-spaces to search; even "
+                f"with strong pruning ({_TUPLE_RATE:.0e} per second on each of {n_jobs} "
+                f"usable cores) that is about {seconds / 86400:.3g} days. Give it a budget "
+                "(time_limit=...) to get the best network found in that time, or: " + instead
+            )
+        return "exact"
 
-    def _search(self, Z, want_w, other_w, K, time_limit, backend, upper_bound):
-        """One polarity: ``(value, planes, lower_bound, n_evaluated, complete)``."""
-        if self.method_ == "exact" and K == 1:
+    def _search(self, Z, want_w, other_w, K, time_limit, backend, upper_bound, n_jobs):
+        """One polarity: the best network found, realized on ``Z``, with its proofs."""
+        if self.method_ == "coreset":
+            res = coreset_union(
+                Z, want_w, other_w, K, block_size=self.coreset_size,
+                heap_size=self.heap_size, stop_size=self.coreset_stop, shrink=self.shrink,
+                max_passes=self.n_shuffles,
+                rng=np.random.default_rng(check_random_state(self.random_state).randint(2**31)),
+                time_limit=time_limit, verbose=self.verbose,
+            )
+            return _PolarityResult(res.value, res.planes, res.lower_bound, res.n_evaluated,
+                                   res.stop_reason)
+        if K == 1:
             # one half-space: the exact linear problem, solved by the ICE search
             res = solve_min01(Z, want_w, other_w, backend=backend,
                               max_candidates=self.max_candidates, time_limit=time_limit,
-                              n_jobs=self.n_jobs, verbose=self.verbose)
-            lower = float(np.minimum(want_w, other_w).sum())
-            return (res.value, [max_margin_separator(Z, res.positive)], lower,
-                    res.n_candidates, res.complete)
-        if self.method_ == "exact":
+                              n_jobs=n_jobs, verbose=self.verbose)
+            sets, n_eval = [res.positive], res.n_candidates
+        else:
             res = exact_union(Z, want_w, other_w, K, max_planes=self.max_candidates,
                               backend=backend, upper_bound=upper_bound,
-                              time_limit=time_limit, n_jobs=self.n_jobs,
-                              verbose=self.verbose)
-            planes = [max_margin_separator(Z, s) for s in res.sets]
-            lower = float(np.minimum(want_w, other_w).sum())
-            return res.value, planes, lower, res.n_evaluated, res.complete
-        res = coreset_union(
-            Z, want_w, other_w, K, block_size=self.coreset_size, heap_size=self.heap_size,
-            stop_size=self.coreset_stop, shrink=self.shrink, max_passes=self.n_shuffles,
-            rng=np.random.default_rng(check_random_state(self.random_state).randint(2**31)),
-            time_limit=time_limit, verbose=self.verbose,
-        )
-        return res.value, res.planes, res.lower_bound, res.n_evaluated, False
+                              time_limit=time_limit, n_jobs=n_jobs, verbose=self.verbose)
+            sets, n_eval = res.sets, res.n_evaluated
+        planes, value, exact = realize_union(Z, sets, want_w, other_w)
+        stop_reason = res.stop_reason
+        if not exact:
+            stop_reason = stop_reason or "margin below float64 resolution"
+        # a complete search proves that no network errs less than its value (or than the
+        # bound it was asked to beat); otherwise only conflicting duplicates bound it
+        lower = (min(res.value, upper_bound) if res.complete
+                 else float(np.minimum(want_w, other_w).sum()))
+        return _PolarityResult(value, planes, lower, n_eval, stop_reason)
 
     def decision_function(self, X):
         """``polarity_ * max_k (w_k . x + b_k)``: positive for ``classes_[1]``.

@@ -6,24 +6,42 @@ of K realizable subsets (:mod:`exactclf._dichotomies`). For unions, each hyperpl
 D points in general position needs only one dichotomy of its D points (those that want to be
 in the union, inside), so the candidate family is about twice the number of hyperplanes; the
 search over K-tuples of candidates runs in :mod:`exactclf._backend._cpu_union`.
+
+The kernel is called in pieces of bounded work, so a deadline is checked often and Ctrl-C
+never lands inside compiled code: kernel calls run off the main thread, and while a search
+runs, SIGINT first tells every worker to stop at its next piece, then raises
+``KeyboardInterrupt`` in the main thread (which only waits), where the search driver turns
+it into "best so far".
 """
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._backend import CPU, Backend
 from .._backend._array_union import union_search_array
-from .._backend._cpu_union import union_search_cpu
+from .._backend._cpu_union import suffix_max, union_search_steps
 from .._combinatorics import n_combinations
 from .._dichotomies import dominant_dichotomies
 from .._geometry import affine_frame
 from .._search import Candidate, ChunkResult, run_search
+from .._separator import UnrealizableLabeling, max_margin_separator
 
 __all__ = ["UnionResult", "bitset_kernel_args", "candidate_family", "exact_union",
-           "union_errors"]
+           "realize_union", "union_errors", "union_on", "useful_planes"]
+
+#: work of one kernel call, in word operations (a few milliseconds): the granularity at which
+#: deadlines and interrupts are honoured
+_STEP_WORDS = 1 << 22
+#: the stop event and helper thread of each running search, by token
+_ACTIVE: dict = {}
 
 
 @dataclass
@@ -41,6 +59,30 @@ class UnionResult:
 def union_errors(sets: np.ndarray, want_w: np.ndarray, other_w: np.ndarray) -> float:
     inside = sets.any(axis=0)
     return float(other_w[inside].sum() + want_w[~inside].sum())
+
+
+def union_on(Z: np.ndarray, planes) -> np.ndarray:
+    """Points of ``Z`` inside the union of the open half-spaces ``a . z + b > 0``."""
+    return np.any([Z @ a + b > 0 for a, b in planes], axis=0)
+
+
+def realize_union(Z, sets, want_w, other_w):
+    """Hard-margin planes for the subsets ``sets`` of ``Z``: ``(planes, value, exact)``.
+
+    ``value`` is the weighted errors of the union the planes realize. A subset whose margin
+    float64 cannot resolve (:class:`~exactclf._separator.UnrealizableLabeling`) gets the best
+    plane found instead, and ``exact`` is then False: ``value`` may exceed the errors of
+    ``sets``, and the caller must not claim that value is the optimum.
+    """
+    planes, exact = [], True
+    for subset in sets:
+        try:
+            planes.append(max_margin_separator(Z, subset))
+        except UnrealizableLabeling as err:
+            planes.append(err.plane)
+            exact = False
+    inside = union_on(Z, planes)
+    return planes, float(other_w[inside].sum() + want_w[~inside].sum()), exact
 
 
 def _pack(rows: np.ndarray, n_words: int) -> np.ndarray:
@@ -75,6 +117,51 @@ def bitset_kernel_args(family, cover, want_w, other_w):
             _bit_slices(other_w, n_words))
 
 
+def useful_planes(K: int, n_points: int) -> int:
+    """Half-spaces a best union of K needs at most: a union of more than ``n_points``
+    subsets has one that adds no point, so ``min(K, n_points)`` (at least 1) suffice."""
+    return max(1, min(K, n_points))
+
+
+def _stop_requested(token, deadline):
+    """Whether the search ``token`` was interrupted (known only in its own process) or its
+    wall-clock ``deadline`` passed."""
+    event = _ACTIVE.get(token, (None,))[0]
+    return ((event is not None and event.is_set())
+            or (deadline is not None and time.time() >= deadline))
+
+
+def _off_main(token, fn, *args):
+    """``fn(*args)``, on the search's helper thread when called from the main thread: the
+    main thread only waits, so a KeyboardInterrupt never lands in a kernel."""
+    if threading.current_thread() is threading.main_thread() and token in _ACTIVE:
+        return _ACTIVE[token][1].submit(fn, *args).result()
+    return fn(*args)
+
+
+@contextmanager
+def _interruptible():
+    """An event set on SIGINT, which is then raised as usual (``KeyboardInterrupt`` in the
+    main thread); outside the main thread, or if SIGINT is ignored, an event never set."""
+    stop = threading.Event()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    if not callable(previous):
+        yield stop
+        return
+
+    def handler(signum, frame):
+        stop.set()
+        previous(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        stop.set()
+        signal.signal(signal.SIGINT, previous)
+
+
 def exact_union(
     U: np.ndarray,
     want_w: np.ndarray,
@@ -98,35 +185,80 @@ def exact_union(
     same subsets. ``upper_bound``: only unions with fewer errors are searched for; when there
     is none (or the time limit strikes first), the better of the empty and the full set is
     returned, and ``complete`` then proves that no union errs less than ``upper_bound``.
+    ``K`` above :func:`useful_planes` is searched as that many (the result is the same, and
+    ``sets`` has that many rows). ``time_limit`` is checked between bounded pieces of work;
+    Ctrl-C returns the best union so far (``stop_reason="interrupted"``).
     """
     if np.any(want_w % 1) or np.any(other_w % 1):
         raise ValueError("the exact maxout search needs integer sample weights")
+    t0 = time.perf_counter()
+    K = useful_planes(K, len(U))
     family, cover = candidate_family(U, want_w, other_w, max_planes)
     truncated = (max_planes is not None
                  and max_planes < n_combinations(len(U), affine_frame(U).dim))
-    if backend.array_generic:
-        F = backend.xp.asarray(family.astype(np.float64))
+    evaluated, interrupted = [], []
+    with _interruptible() as stop, ThreadPoolExecutor(1) as helper:
+        if time_limit is not None:
+            time_limit = max(time_limit - (time.perf_counter() - t0), 0.0)
 
-        def kernel(r0, r1, ub_lt, ub_le):
-            return union_search_array(backend.xp, F, cover, want_w, other_w, K, r0, r1,
-                                      ub_lt, ub_le)
-    else:
-        args = bitset_kernel_args(family, cover, want_w, other_w)
+        # the closures below may be shipped to other processes (joblib's Dask backend):
+        # they reach the event and the helper thread through a token, not by reference
+        token = id(stop)
+        _ACTIVE[token] = (stop, helper)
+        deadline = None if time_limit is None else time.time() + time_limit
 
-        def kernel(r0, r1, ub_lt, ub_le):
-            return union_search_cpu(*args, K, r0, r1, ub_lt, ub_le)
+        def should_stop():
+            return _stop_requested(token, deadline)
 
-    evaluated = []
+        def off_main(fn, *args):
+            return _off_main(token, fn, *args)
 
-    def scan(r0, r1, ub_lt, ub_le):
-        val, idx, n_eval = kernel(r0, r1, ub_lt, ub_le)
-        evaluated.append(n_eval)
-        best = Candidate(float(val), int(idx[0]), idx.copy()) if idx[0] >= 0 else None
-        return ChunkResult(best, [], r1)
+        if backend.array_generic:
+            F = backend.xp.asarray(family.astype(np.float64))
 
-    out = run_search(len(family), scan, lambda pending, bound: [], upper_bound=upper_bound,
-                     time_limit=time_limit, n_jobs=n_jobs, verbose=verbose,
-                     desc="Deep-ICE", chunk_size=64)
+            def kernel(r0, r1, ub_lt, ub_le):
+                return union_search_array(backend.xp, F, cover, want_w, other_w, K, r0, r1,
+                                          ub_lt, ub_le, should_stop)
+        else:
+            S, cov, gain, want_masks, other_masks = bitset_kernel_args(family, cover, want_w,
+                                                                       other_w)
+            top = suffix_max(gain)
+            steps = max(64, _STEP_WORDS // (S.shape[1] * (len(want_masks) + len(other_masks))))
+
+            def kernel(r0, r1, ub_lt, ub_le):
+                state = np.zeros(K + 1, dtype=np.int64)
+                state[1] = r0
+                best_val, best_idx, n_total = ub_lt, np.full(K, -1, dtype=np.int64), 0
+                try:
+                    while state[0] >= 0:
+                        val, idx, n_eval = off_main(union_search_steps, S, cov, gain, top,
+                                                    want_masks, other_masks, K, r1, best_val,
+                                                    ub_le, state, steps)
+                        n_total += n_eval
+                        if idx[0] >= 0:
+                            best_val, best_idx = val, idx
+                        if state[0] >= 0 and should_stop():
+                            return best_val, best_idx, n_total, int(state[1])
+                except KeyboardInterrupt:  # keep this chunk's best so far, then stop
+                    if best_idx[0] >= 0:
+                        interrupted.append(Candidate(float(best_val), int(best_idx[0]),
+                                                     best_idx.copy()))
+                    raise
+                return best_val, best_idx, n_total, r1
+
+        def scan(r0, r1, ub_lt, ub_le):
+            val, idx, n_eval, r_stop = kernel(r0, r1, ub_lt, ub_le)
+            evaluated.append(n_eval)
+            best = Candidate(float(val), int(idx[0]), idx.copy()) if idx[0] >= 0 else None
+            return ChunkResult(best, [], r_stop)
+
+        try:
+            out = run_search(len(family), scan, lambda pending, bound: [],
+                             upper_bound=upper_bound, time_limit=time_limit, n_jobs=n_jobs,
+                             verbose=verbose, desc="Deep-ICE", chunk_size=64)
+        finally:
+            _ACTIVE.pop(token, None)
+    out.best = min([c for c in [out.best] if c is not None] + interrupted, default=None)
     if out.best is None:  # nothing below upper_bound, or no chunk ran: the best constant
         ends = [int(np.flatnonzero(~family.any(axis=1))[0]),
                 int(np.flatnonzero(family.all(axis=1))[0])]
