@@ -73,18 +73,19 @@ def validate_binary(estimator, X, y, sample_weight) -> BinaryData:
     name = type(estimator).__name__
     X, y = validate_data(estimator, X, y, dtype=np.float64)
     check_classification_targets(y)
-    estimator.classes_, y_idx = np.unique(y, return_inverse=True)
-    if len(estimator.classes_) == 1:
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if len(classes) == 1:
         raise ValueError(
-            f"{name} needs samples of 2 classes; the data has only 1 class: "
-            f"{estimator.classes_[0]}."
+            f"{name} needs samples of 2 classes; the data has only 1 class: {classes[0]}."
         )
-    if len(estimator.classes_) > 2:
+    if len(classes) > 2:
         raise ValueError(
             "Only binary classification is supported. The type of the target is "
-            f"{type_of_target(y)} ({len(estimator.classes_)} classes); use "
+            f"{type_of_target(y)} ({len(classes)} classes); use "
             f"sklearn.multiclass.OneVsRestClassifier({name}())."
         )
+    # set only once the data is accepted: a refused refit must leave no classes_ behind
+    estimator.classes_ = classes
     sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
     keep = sw > 0
     U, wpos, wneg, _ = merge_duplicates(X[keep], y_idx[keep] == 1, sw[keep])

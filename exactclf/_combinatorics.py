@@ -40,15 +40,28 @@ def n_combinations(n: int, k: int) -> int:
 
 
 @njit(cache=True)
+def _gcd(a, b):
+    while b:
+        a, b = b, a % b
+    return a
+
+
+@njit(cache=True)
 def _comb(n, k):
-    """C(n, k) in int64 (callers keep results below ``MAX_RANK``)."""
+    """C(n, k) in int64 (callers keep results below ``MAX_RANK``).
+
+    Step ``i`` turns ``r = C(n - k + i - 1, i - 1)`` into ``r * (n - k + i) / i``; dividing
+    ``r`` and ``i`` by their gcd first makes ``i / g`` divide ``n - k + i`` (the quotient is an
+    integer and ``i / g`` is coprime to ``r / g``), so no intermediate exceeds the result.
+    """
     if k < 0 or n < 0 or k > n:
         return 0
     if k > n - k:
         k = n - k
     r = 1
     for i in range(1, k + 1):
-        r = r * (n - k + i) // i
+        g = _gcd(r, i)
+        r = (r // g) * ((n - k + i) // (i // g))
     return r
 
 

@@ -28,6 +28,7 @@ from ._geometry import (
     batch_leaf_sides,
     homogeneous,
     is_canonical_basis,
+    plane_coordinates,
 )
 
 __all__ = ["hyperplanes", "dichotomies", "dominant_dichotomies"]
@@ -63,13 +64,16 @@ def _unique_rows(blocks: list[np.ndarray], n: int) -> np.ndarray:
     return np.unpackbits(packed, axis=1, count=n).astype(bool)
 
 
-def _collect(Z: np.ndarray, want: np.ndarray | None, max_subsets=None) -> list[np.ndarray]:
+def _collect(
+    Z: np.ndarray, want: np.ndarray | None, max_subsets=None, standardize=True
+) -> list[np.ndarray]:
     """Boolean blocks of ``side(P, o) | L`` for every hyperplane ``P`` of ``Z``, orientation
-    ``o`` and dichotomy ``L`` of the points on ``P`` (recursively when more than D points lie
-    on ``P``; all ``2**D`` assignments when exactly D do). With ``want``, only the
-    undominated ``L`` (see :func:`dominant_dichotomies`)."""
+    ``o`` and dichotomy ``L`` of the points on ``P`` (recursively, on the points in ``P``'s
+    own coordinates, when more than D points lie on ``P``; all ``2**D`` assignments when
+    exactly D do). With ``want``, only the undominated ``L`` (see
+    :func:`dominant_dichotomies`). ``standardize``: see :func:`affine_frame`."""
     n = len(Z)
-    Zf = affine_frame(Z).transform(Z)
+    Zf = affine_frame(Z, standardize=standardize).transform(Z)
     d = Zf.shape[1]
     if d == 0:
         return [np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool)]
@@ -90,8 +94,9 @@ def _collect(Z: np.ndarray, want: np.ndarray | None, max_subsets=None) -> list[n
                 blocks.append(rows)
         for j in np.flatnonzero(~simple):
             idx = np.flatnonzero(on[j])
-            sub = (dichotomies(Zf[idx]) if want is None
-                   else dominant_dichotomies(Zf[idx], want[idx]))
+            Zp = plane_coordinates(Zf, combos[j], idx)
+            sub = (_unique_rows(_collect(Zp, None, standardize=False), len(idx))
+                   if want is None else _dominant(Zp, want[idx], standardize=False))
             for o in (1, -1):
                 rows = np.repeat((codes[j] * o > 0)[None, :], len(sub), axis=0)
                 rows[:, idx] = sub
@@ -124,6 +129,10 @@ def dominant_dichotomies(
     subset is dominated by (no better in any union than) a returned one. The empty and the
     full set are included. ``max_planes``: see :func:`hyperplanes` (``max_subsets``).
     """
+    return _dominant(Z, want, max_planes)
+
+
+def _dominant(Z, want, max_planes=None, standardize=True):
     n = len(Z)
     ends = [np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool)]
-    return _unique_rows(ends + _collect(Z, want, max_planes), n)
+    return _unique_rows(ends + _collect(Z, want, max_planes, standardize), n)

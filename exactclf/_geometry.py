@@ -28,6 +28,7 @@ __all__ = [
     "AffineFrame",
     "affine_frame",
     "homogeneous",
+    "plane_coordinates",
     "project_out",
     "make_levels",
     "update_levels",
@@ -49,13 +50,16 @@ RANK_RTOL = 1e-10
 
 @dataclass(frozen=True)
 class AffineFrame:
-    """Affine coordinates ``z = ((x - mean) / scale) @ basis / norm`` of a point set.
+    """Affine coordinates ``z = (((x - origin) - shift) / scale) @ basis / norm`` of a point set.
 
+    ``origin`` is a data point (so that ``x - origin`` is exact for features that carry a
+    large offset, see :func:`affine_frame`), ``shift`` the mean of ``x - origin``.
     ``basis`` (d x r, orthonormal columns) spans the affine hull of the points after
     standardization; ``r`` is the affine dimension (0 when all points coincide).
     """
 
-    mean: np.ndarray
+    origin: np.ndarray
+    shift: np.ndarray
     scale: np.ndarray
     basis: np.ndarray
     norm: float
@@ -64,46 +68,126 @@ class AffineFrame:
     def dim(self) -> int:
         return self.basis.shape[1]
 
+    @property
+    def mean(self) -> np.ndarray:
+        """The center of the frame in the original features."""
+        return self.origin + self.shift
+
     def transform(self, X: np.ndarray) -> np.ndarray:
-        return ((X - self.mean) / self.scale) @ self.basis / self.norm
+        return (((X - self.origin) - self.shift) / self.scale) @ self.basis / self.norm
 
     def to_original(self, a: np.ndarray, b: float) -> tuple[np.ndarray, float]:
-        """Map the affine function ``a . z + b`` of the frame to ``coef . x + intercept``."""
+        """Map the affine function ``a . z + b`` of the frame to ``coef . x + intercept``.
+
+        Raises ``ValueError`` when the coefficients in the original units overflow float64.
+        """
         coef = (self.basis @ a) / self.norm / self.scale
-        return coef, float(b - coef @ self.mean)
+        intercept = float(b - coef @ self.shift - coef @ self.origin)
+        if not (np.all(np.isfinite(coef)) and np.isfinite(intercept)):
+            raise ValueError(
+                "the classifier's coefficients in the units of the features overflow float64 "
+                "(features with a spread near the smallest float64 numbers): rescale the "
+                "features, e.g. with sklearn.preprocessing.StandardScaler"
+            )
+        return coef, intercept
 
 
-def affine_frame(X: np.ndarray) -> AffineFrame:
-    """Standardize ``X`` and find an orthonormal basis of its affine hull.
+def _centered(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X - origin) - shift`` with ``origin`` a data point per feature (its lower median)
+    and ``shift`` the mean of ``X - origin``.
+
+    Subtracting a data value is exact for the values within a factor 2 of it (Sterbenz), so
+    a feature ``t + 1e10`` (or Unix timestamps) is centered exactly as ``t`` itself would be:
+    coplanarity of integer data survives any offset.
+    """
+    n = X.shape[0]
+    origin = np.partition(X, (n - 1) // 2, axis=0)[(n - 1) // 2]
+    with np.errstate(over="ignore", invalid="ignore"):
+        D = X - origin
+    if not np.all(np.isfinite(D)):
+        j = int(np.flatnonzero(~np.all(np.isfinite(D), axis=0))[0])
+        raise ValueError(
+            f"the differences between values of feature {j} overflow float64 (values up to "
+            f"{np.abs(X[:, j]).max():.3g}): rescale the features, e.g. with "
+            "sklearn.preprocessing.StandardScaler"
+        )
+    # scaled by the largest difference so that neither the sum nor the squares overflow or
+    # underflow, whatever the units
+    big = np.abs(D).max(axis=0)
+    big[big == 0] = 1.0
+    shift = (D / big).mean(axis=0) * big
+    return D - shift, origin, shift
+
+
+def affine_frame(X: np.ndarray, *, standardize: bool = True) -> AffineFrame:
+    """Center ``X`` (and standardize it), then find an orthonormal basis of its affine hull.
+
+    Every decision is invariant to a change of units of each feature (``a_j x_j + c_j``):
+    features are centered exactly (see :func:`_centered`) and compared with their own
+    centered spread. A feature is constant only when its centered values are at the rounding
+    level of its magnitude; the rank of the standardized points decides the dimension.
+    ``standardize=False`` keeps the units (only centering, then the rank decision): for
+    points already given in a well-conditioned frame, whose rank must not depend on the
+    orientation of the axes (sub-problems on a hyperplane).
+
+    Raises ``ValueError`` when the data cannot be centered in float64 (overflow).
 
     Examples
     --------
     >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])   # collinear points
     >>> affine_frame(X).dim
     1
+    >>> affine_frame(X + [1e10, 0.0]).dim, affine_frame(X * 1e-200).dim
+    (1, 1)
     """
     X = np.asarray(X, dtype=np.float64)
-    mean = X.mean(axis=0)
-    scale = X.std(axis=0)
-    # a feature whose spread is rounding noise is constant: scaling it up would invent a
-    # dimension (points of a sub-problem lie on a plane only up to rounding)
-    constant = scale <= RANK_RTOL * np.maximum(np.abs(X).max(axis=0), np.finfo(float).tiny)
-    scale[constant] = 1.0
-    Xc = (X - mean) / scale
-    Xc[:, constant] = 0.0
-    if X.shape[0] < 2:
-        return AffineFrame(mean, scale, np.zeros((X.shape[1], 0)), 1.0)
+    n, d = X.shape
+    if n < 2 or d == 0:
+        mean = X[0].copy() if n else np.zeros(d)
+        return AffineFrame(mean, np.zeros(d), np.ones(d), np.zeros((d, 0)), 1.0)
+    Xc, origin, shift = _centered(X)
+    scale = np.ones(d)
+    if standardize:
+        spread = np.abs(Xc).max(axis=0)
+        # rounding noise of the centering is a few ulps of the values: scaling it up would
+        # invent a dimension
+        constant = spread <= 8 * np.finfo(float).eps * np.abs(X).max(axis=0)
+        Xc[:, constant] = 0.0
+        live = ~constant
+        # std computed on values scaled by their spread: no overflow or underflow
+        scale[live] = spread[live] * (Xc[:, live] / spread[live]).std(axis=0)
+        Xc[:, live] /= scale[live]
     _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
-    r = int(np.sum(s > RANK_RTOL * max(s[0], np.finfo(float).tiny)))
+    r = int(np.sum(s > RANK_RTOL * s[0])) if s[0] > 0 else 0
     basis = Vt[:r].T.copy()
     Z = Xc @ basis
     norm = float(np.sqrt(np.mean(np.sum(Z**2, axis=1)))) if r else 1.0
-    return AffineFrame(mean, scale, basis, norm if norm > 0 else 1.0)
+    return AffineFrame(origin, shift, scale, basis, norm if norm > 0 else 1.0)
 
 
 def homogeneous(Z: np.ndarray) -> np.ndarray:
     """``[Z, 1]`` as a C-contiguous float64 array."""
     return np.ascontiguousarray(np.hstack([Z, np.ones((Z.shape[0], 1))]), dtype=np.float64)
+
+
+def plane_coordinates(Z: np.ndarray, combo: np.ndarray, on: np.ndarray) -> np.ndarray:
+    """Coordinates of the points ``Z[on]`` in an orthonormal basis of the hyperplane through
+    the affinely independent points ``Z[combo]`` (``d - 1`` columns; the component along the
+    normal, equal for all of them up to rounding, is dropped).
+
+    Sub-problems on a hyperplane get their points this way, so that their dimension is at
+    most ``d - 1`` by construction rather than by a tolerance.
+
+    Examples
+    --------
+    >>> Z = np.array([[0.0, 1.0], [2.0, 1.0], [5.0, 1.0], [0.0, 0.0]])
+    >>> np.round(np.abs(plane_coordinates(Z, np.array([0, 1]), np.array([0, 1, 2]))), 12).ravel()
+    array([0., 2., 5.])
+    """
+    _, _, Vt = np.linalg.svd(homogeneous(Z[combo]))
+    normal = Vt[-1, :-1]
+    _, _, B = np.linalg.svd(normal[None, :])
+    return Z[on] @ B[1:].T
 
 
 @njit(cache=True, nogil=True)

@@ -12,7 +12,10 @@ candidates, whatever the chunking or the number of workers.
 
 Budgets: ``max_candidates`` (deterministic: only ranks below it are searched) and
 ``time_limit`` (seconds); Ctrl-C stops the search like a budget. In all three cases the best
-candidate so far is returned with ``complete=False``.
+candidate so far is returned with ``complete=False``. A ``resolve`` that runs nested searches
+reports one that did not complete by raising :class:`SearchStopped` (with the candidates it
+did find); nested searches run with ``catch_interrupt=False`` so that Ctrl-C reaches the
+outermost search, which alone stops and warns.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 
-__all__ = ["Candidate", "ChunkResult", "SearchOutcome", "run_search"]
+from ._resources import effective_workers
+
+__all__ = ["Candidate", "ChunkResult", "SearchOutcome", "SearchStopped", "run_search"]
 
 
 @dataclass(frozen=True, order=True)
@@ -44,6 +49,16 @@ class ChunkResult:
     best: Candidate | None
     pending: Sequence[Any]
     r_stop: int
+
+
+class SearchStopped(Exception):
+    """Raised by ``resolve`` when a nested search stopped early (``reason``: its stop
+    reason); ``candidates`` are those it found, valid but not proven best."""
+
+    def __init__(self, reason: str, candidates: Sequence[Candidate] = ()):
+        super().__init__(reason)
+        self.reason = reason
+        self.candidates = list(candidates)
 
 
 @dataclass
@@ -94,6 +109,7 @@ def run_search(
     n_jobs: int | None = None,
     verbose: int = 0,
     desc: str = "search",
+    catch_interrupt: bool = True,
     chunk_size: int = 1 << 15,
     target_seconds: float = 0.25,
 ) -> SearchOutcome:
@@ -102,6 +118,7 @@ def run_search(
 
     ``chunk_size`` is the first chunk's size; later chunks are sized from the measured rate
     to take about ``target_seconds`` each (the result does not depend on it).
+    ``catch_interrupt=False`` lets ``KeyboardInterrupt`` propagate (nested searches).
     """
     t0 = time.perf_counter()
     stop = total if max_candidates is None else min(total, int(max_candidates))
@@ -120,12 +137,13 @@ def run_search(
     def best_value() -> float:
         return min([upper_bound] + [c.value for c in found])
 
-    n_workers = max(1, effective_n_jobs(n_jobs))
+    # workers that really run in parallel (n_jobs=10**12 must not mean 10**12 threads)
+    n_workers = effective_workers(n_jobs)
 
     def run_wave(wave):
         if n_workers == 1:
             return [scan(r0, r1, *bounds(r0, r1)) for r0, r1 in wave]
-        with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
+        with Parallel(n_jobs=n_workers, prefer="threads") as parallel:
             return parallel(delayed(scan)(r0, r1, *bounds(r0, r1)) for r0, r1 in wave)
 
     try:
@@ -145,18 +163,25 @@ def run_search(
                     found.append(res.best)
                 if res.pending:
                     bound = min(best_value(), cap)
-                    found.extend(c for c in resolve(res.pending, bound)
-                                 if c.value < upper_bound and c.value <= cap)
+                    try:
+                        resolved = resolve(res.pending, bound)
+                    except SearchStopped as exc:
+                        resolved, stop_reason = exc.candidates, exc.reason
+                    found.extend(c for c in resolved if c.value < upper_bound and c.value <= cap)
                 if res.r_stop < r1:
                     requeue.append((res.r_stop, r1))
                 done += res.r_stop - r0
             found = [min(found)] if found else []
+            if stop_reason is not None:
+                break
             progress.update(done, best_value())
             # re-size the remaining chunks from the measured rate
             n_wave = sum(res.r_stop - r0 for (r0, _), res in zip(wave, results, strict=True))
             rate = n_wave / max(time.perf_counter() - tw, 1e-6) / n_workers
             chunk_size = int(min(max(rate * target_seconds, 1 << 12), 1 << 26))
     except KeyboardInterrupt:
+        if not catch_interrupt:
+            raise
         stop_reason = "interrupted"
         warnings.warn(
             f"{desc} interrupted: returning the best solution found so far "

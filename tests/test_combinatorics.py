@@ -38,3 +38,16 @@ def test_unrank_rejects_out_of_range():
 def test_large_counts_are_exact():
     assert n_combinations(89, 6) == comb(89, 6) == 581106988
     assert n_combinations(3, 5) == 0
+
+
+@pytest.mark.parametrize("n, k", [(12000, 5), (2_000_000, 3), (180, 12), (64, 32)])
+def test_counts_near_the_rank_range_do_not_overflow(n, k):
+    """C(n, k) below MAX_RANK must be exact in int64 (intermediate products overflowed)."""
+    from exactclf._combinatorics import MAX_RANK, _comb
+
+    assert comb(n, k) <= MAX_RANK
+    assert _comb(n, k) == comb(n, k)
+    last = comb(n, k) - 1
+    c = unrank_combination(last, n, k)
+    np.testing.assert_array_equal(c, np.arange(n - k, n))
+    assert rank_combination(c, n) == last

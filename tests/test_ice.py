@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 from _helpers import brute_force_min01
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import GridSearchCV
+from sklearn.dummy import DummyClassifier
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.validation import check_is_fitted
 
 from exactclf import ICEClassifier
 from exactclf._backend import gpu_available
@@ -158,7 +160,9 @@ def test_works_in_pipelines_grid_search_ovr_and_pickles():
     pipe = make_pipeline(StandardScaler(), ICEClassifier(device="cpu"))
     grid = GridSearchCV(pipe, {"iceclassifier__upper_bound": ["surrogate", "milp"]}, cv=2)
     grid.fit(X, y)
-    assert grid.best_score_ > 0.8
+    # the majority class already scores 0.93 here: the exact classifier must beat it
+    assert grid.best_score_ > cross_val_score(DummyClassifier(), X, y, cv=2).mean()
+    assert grid.best_estimator_[-1].training_errors_ == ICEClassifier().fit(X, y).training_errors_
     rng = np.random.default_rng(0)
     X3 = rng.normal(size=(30, 2))
     y3 = np.argmax(X3 @ rng.normal(size=(2, 3)), axis=1)
@@ -168,3 +172,142 @@ def test_works_in_pipelines_grid_search_ovr_and_pickles():
     again = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(again.predict(X), clf.predict(X))
     assert clone(clf).get_params() == clf.get_params()
+
+
+UNITS = {
+    "offset one feature": lambda X: X + [1e10, 0.0],
+    "offset all features": lambda X: X + 1e10,
+    "timestamps": lambda X: 1.7e9 + 60.0 * X,
+    "tiny": lambda X: X * 1e-200,
+    "huge": lambda X: X * 1e200,
+}
+
+
+@pytest.mark.parametrize("units", UNITS)
+def test_units_do_not_change_the_optimum(units):
+    """A varying feature under an offset of 1e10 was dropped as constant (8 errors certified
+    optimal where the optimum is 3); all features under offset or tiny scale crashed."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=30) > 0).astype(int)
+    ref = ICEClassifier(device="cpu").fit(X, y)
+    Xu = UNITS[units](X)
+    clf = ICEClassifier(device="cpu").fit(Xu, y)
+    assert ref.training_errors_ == 3 and ref.is_optimal_
+    assert clf.training_errors_ == 3 == _errors(clf, Xu, y) and clf.is_optimal_
+
+
+@pytest.mark.parametrize("units", UNITS)
+@pytest.mark.parametrize("seed", range(3))
+def test_units_on_integer_grids_match_brute_force(units, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(11, 2)).astype(float)
+    y = rng.integers(0, 2, size=11)
+    U, wpos, wneg, _ = merge_duplicates(X, y == 1, np.ones(11))
+    expected = brute_force_min01(U, wpos, wneg)
+    Xu = UNITS[units](X)
+    clf = ICEClassifier(device="cpu").fit(Xu, y)
+    assert clf.training_errors_ == expected == _errors(clf, Xu, y) and clf.is_optimal_
+
+
+def test_values_beyond_float64_get_a_clear_error():
+    X = np.array([[-1.7e308, 0.0], [1.7e308, 1.0], [1.7e308, 2.0]])
+    with pytest.raises(ValueError, match="overflow float64"):
+        ICEClassifier().fit(X, [0, 1, 0])
+
+
+@pytest.mark.parametrize("case", ["identical rows", "one unique point", "zero weights"])
+def test_a_single_point_gets_the_majority_model(case):
+    X = np.full((5, 3), 2.0)
+    y = np.array([0, 1, 1, 0, 1])
+    w = None
+    if case == "one unique point":
+        X = np.vstack([X, [[2.0, 2.0, 2.0 + 1e-15]]])  # still one point: rounding level
+        X[:, 0] += 1e10
+        y = np.r_[y, 1]
+    elif case == "zero weights":
+        X[3:] = [[0.0, 1.0, 2.0], [5.0, 0.0, 0.0]]
+        w = np.array([1.0, 1.0, 1.0, 0.0, 0.0])
+    clf = ICEClassifier(device="cpu").fit(X, y, sample_weight=w)
+    assert clf.is_optimal_ and clf.training_errors_ == (2.0 if w is None else 1.0)
+    np.testing.assert_array_equal(clf.predict(X), np.ones(len(X), dtype=int))
+    assert clf.training_errors_ == _errors(clf, X, y, w)
+
+
+def test_failed_refit_leaves_the_estimator_unfitted():
+    X, y = np.array([[0.0], [1.0], [2.0]]), np.array([0, 1, 1])
+    clf = ICEClassifier(device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match="Only binary"):
+        clf.fit(X, [0, 1, 2])
+    with pytest.raises(NotFittedError):
+        check_is_fitted(clf)
+    with pytest.raises(ValueError, match="NaN"):
+        ICEClassifier(device="cpu").fit(X, y).fit(np.array([[np.nan], [1.0], [2.0]]), y)
+
+
+def test_refusal_counts_the_cores_really_available(monkeypatch):
+    """n_jobs above the core count must not shrink the time estimate (n_jobs=100 on 2 cores
+    skipped the refusal); absurd n_jobs must neither hang nor start that many threads."""
+    monkeypatch.setattr("exactclf._resources.usable_cores", lambda: 2)
+    monkeypatch.setattr("exactclf.linear._ice._MILP_SECONDS", 2.0)
+
+    def days(n_jobs):
+        return ICEClassifier(n_jobs=n_jobs)._estimated_seconds(10**12) / 86400
+
+    assert days(100) == days(10**12) == days(-1) == days(2) == days(1) / 2 > 1
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 8))
+    y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    for n_jobs in (100, 10**12):
+        with pytest.raises(ValueError, match="days here"):
+            ICEClassifier(method="exact", n_jobs=n_jobs).fit(X, y)
+    Xs, ys = load_voicepath(return_X_y=True)
+    a = ICEClassifier(device="cpu", n_jobs=10**12).fit(Xs[::4], ys[::4])
+    b = ICEClassifier(device="cpu").fit(Xs[::4], ys[::4])
+    assert a.is_optimal_ and a.training_errors_ == b.training_errors_
+
+
+def test_search_beyond_the_rank_range_is_refused_with_advice_that_works(monkeypatch):
+    """A budget cannot make a search beyond the addressable ranks run: the refusal must not
+    recommend one, and method='auto' with a budget falls back to the MILP."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 20))
+    y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    with pytest.raises(ValueError, match="beyond the .* candidates the search can address") as e:
+        ICEClassifier(method="exact", time_limit=1.0).fit(X, y)
+    assert "time_limit=" not in str(e.value)
+    with pytest.warns(UserWarning, match="falls back to method='milp'"):
+        clf = ICEClassifier(time_limit=1.0).fit(X, y)
+    assert clf.method_ == "milp" and not clf.is_optimal_
+    assert clf.training_errors_ == _errors(clf, X, y)
+
+
+def _interrupt_highs_at_first_wait(monkeypatch):
+    import highspy
+
+    wait = highspy.Highs.wait
+    calls = []
+
+    def interrupted_wait(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return wait(self, *args, **kwargs)
+
+    monkeypatch.setattr(highspy.Highs, "wait", interrupted_wait)
+    return calls
+
+
+@pytest.mark.parametrize("method", ["exact", "milp"])
+def test_interrupt_during_the_milp_returns_the_best_model_so_far(monkeypatch, method):
+    """Ctrl-C while HiGHS runs (the MILP incumbent of a large search, or method='milp') was
+    ignored until its time limit, then raised with no model."""
+    calls = _interrupt_highs_at_first_wait(monkeypatch)
+    X, y = load_haberman(return_X_y=True)
+    clf = ICEClassifier(device="cpu", method=method, upper_bound="milp")
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        clf.fit(X, y)
+    assert calls, "HiGHS must be waited for in interruptible slices"
+    assert clf.stop_reason_ == "interrupted" and not clf.is_optimal_
+    assert clf.n_candidates_ == 0 and clf.training_errors_ == _errors(clf, X, y)
+    assert clf.training_errors_ <= clf.upper_bound_ or method == "milp"

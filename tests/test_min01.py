@@ -168,3 +168,121 @@ def test_max_margin_separator_refuses_an_inseparable_labeling():
     Z = np.array([[0.0], [1.0], [2.0]])
     with pytest.raises(RuntimeError, match="not strictly linearly separable"):
         max_margin_separator(Z, np.array([True, False, True]))
+
+
+def _grid_instance():
+    """A small integer grid: many planes through more than D points (nested searches)."""
+    rng = np.random.default_rng(7)
+    Z = np.unique(rng.integers(0, 4, size=(40, 2)).astype(float), axis=0)
+    wpos = (Z.sum(axis=1) + rng.integers(-2, 3, size=len(Z)) > 3).astype(float)
+    return Z, wpos, 1.0 - wpos
+
+
+def test_interrupt_inside_a_nested_search_stops_the_whole_search(monkeypatch):
+    """Ctrl-C landing in a degenerate plane's sub-search must not be swallowed by it: the
+    outer search stops, warns, and reports itself incomplete."""
+    from exactclf.linear import _min01
+
+    Z, wpos, wneg = _grid_instance()
+    scan = _min01._Problem.scan
+    nested = []
+
+    def interrupting_scan(self, *args):
+        if self.n < len(Z):  # a sub-problem: the points on one plane
+            nested.append(self.n)
+            raise KeyboardInterrupt
+        return scan(self, *args)
+
+    monkeypatch.setattr(_min01._Problem, "scan", interrupting_scan)
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        res = solve_min01(Z, wpos, wneg, incumbent=np.zeros(len(Z), dtype=bool))
+    assert nested, "the instance must have a degenerate plane that needs a nested search"
+    assert not res.complete and res.stop_reason == "interrupted"
+    assert labeling_errors(res.positive, wpos, wneg) == res.value
+    assert strictly_separable(Z, res.positive)
+
+
+def test_incomplete_nested_search_makes_the_search_incomplete(monkeypatch):
+    """A nested search stopped by the deadline reports it; the deadline is passed down."""
+    from exactclf.linear import _min01
+
+    Z, wpos, wneg = _grid_instance()
+    solve = _min01._solve
+    limits = []
+
+    def stopping_solve(*args, **kw):
+        out = solve(*args, **kw)
+        if "cap" in kw:  # nested
+            limits.append(kw.get("time_limit"))
+            out.complete, out.stop_reason = False, "time_limit"
+        return out
+
+    monkeypatch.setattr(_min01, "_solve", stopping_solve)
+    res = solve_min01(Z, wpos, wneg, time_limit=1e4,
+                      incumbent=np.zeros(len(Z), dtype=bool))
+    assert limits and all(t is not None and 0 < t <= 1e4 for t in limits)
+    assert not res.complete and res.stop_reason == "time_limit"
+    assert labeling_errors(res.positive, wpos, wneg) == res.value
+
+
+#: per-feature changes of units that are exact in float64 on small integers, so that the
+#: brute force can run on the untransformed points
+AWKWARD_UNITS = {
+    "none": lambda X: X,
+    "offset 1e10": lambda X: X + 1e10,
+    "offset one feature": lambda X: X + np.r_[1e10, np.zeros(X.shape[1] - 1)],
+    "timestamps": lambda X: 1.7e9 + 60.0 * X,
+    "scale 1e-200": lambda X: X * 2.0**-664,
+    "scale 1e200": lambda X: X * 2.0**664,
+    "mixed": lambda X: (X - 1e9) * 2.0 ** np.linspace(-600, 600, X.shape[1]),
+}
+
+
+def _awkward_samples(rng):
+    """Samples (with duplicates, ties and zero weights) of one awkward kind of point set."""
+    kind = rng.choice(["grid", "collinear", "flat", "thin", "ties"])
+    d = int(rng.integers(1, 4))
+    n = int(rng.integers(3, 9))
+    if kind == "grid":
+        X = rng.integers(0, 3, size=(n, d)).astype(float)
+    elif kind == "collinear":
+        X = rng.integers(-3, 4, size=(n, 1)) * rng.integers(-2, 3, size=(1, d)) + 1.0
+    elif kind == "flat":
+        X = rng.integers(-2, 3, size=(n, 2)) @ rng.integers(-2, 3, size=(2, d)) * 1.0
+    elif kind == "thin":  # two long nearly parallel rows of points: thin cells
+        t = rng.integers(0, 200, size=(n, 1))
+        X = np.hstack([t, t // 100 + rng.integers(0, 2, size=(n, 1))] + [t] * (d - 1))
+        X = X[:, : max(d, 2)].astype(float)
+    else:  # ties: symmetric points with equal weights
+        X = rng.integers(-1, 2, size=(n, d)).astype(float)
+        X = np.vstack([X, -X])
+    X = np.vstack([X, X[: int(rng.integers(0, 3))]])  # duplicates, maybe conflicting
+    y = rng.integers(0, 2, size=len(X)).astype(bool)
+    w = rng.integers(0, 3, size=len(X)).astype(float)
+    w[rng.integers(len(X))] = 1.0
+    return str(kind), X, y, w
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_awkward_data_matches_brute_force(seed):
+    """Seeded fuzz: awkward point sets under awkward units, on solve_min01 and the estimator:
+    the exact optimum (brute force on the untransformed points) or a clear error."""
+    from exactclf import ICEClassifier
+    from exactclf._base import merge_duplicates
+
+    rng = np.random.default_rng(1000 + seed)
+    kind, X, y, w = _awkward_samples(rng)
+    keep = w > 0
+    U, wpos, wneg, _ = merge_duplicates(X[keep], y[keep], w[keep])
+    expected = brute_force_min01(U, wpos, wneg)
+    for name, units in AWKWARD_UNITS.items():
+        Xu = units(X)
+        Uu, wpos_u, wneg_u, _ = merge_duplicates(Xu[keep], y[keep], w[keep])
+        res = solve_min01(Uu, wpos_u, wneg_u)
+        assert res.complete and res.value == expected, (kind, name)
+        assert labeling_errors(res.positive, wpos_u, wneg_u) == expected
+        if not (y[keep].any() and (~y[keep]).any()):
+            continue  # the estimator needs both classes among the samples
+        clf = ICEClassifier(device="cpu").fit(Xu, y, sample_weight=w)
+        realized = float(w[clf.predict(Xu) != clf.classes_[y.astype(int)]].sum())
+        assert clf.is_optimal_ and clf.training_errors_ == expected == realized, (kind, name)

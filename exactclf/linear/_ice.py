@@ -13,11 +13,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
-from .._base import BinaryClassifierMixin, validate_binary
+from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
+from .._combinatorics import MAX_RANK
+from .._resources import effective_workers
 from .._separator import max_margin_separator
 from ._incumbent import best_incumbent
 from ._milp import bigm_milp
-from ._min01 import labeling_errors, search_size, solve_min01
+from ._min01 import labeling_errors, majority_labeling, search_size, solve_min01
 
 __all__ = ["ICEClassifier"]
 
@@ -55,9 +57,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     method : {"auto", "exact", "milp"}, default="auto"
         ``"exact"``: the enumeration, which proves optimality; it refuses (with an estimate
         of its size and what to do instead) searches that would take more than a day and
-        have no budget. ``"milp"``: a big-M mixed-integer program on HiGHS with bounded
-        weights, stopped after ``time_limit`` (default 30 s), fast but *not* exact (thin
-        optimal cells are cut off). ``"auto"``:
+        have no budget, and searches of more than about 2.3e18 candidates (beyond the
+        addressable rank range) even with a budget. ``"milp"``: a big-M mixed-integer
+        program on HiGHS with bounded weights, stopped after ``time_limit`` (default 30 s),
+        fast but *not* exact (thin optimal cells are cut off). ``"auto"``:
         ``"exact"`` unless it would be refused, then ``"milp"`` with a warning.
     upper_bound : {"auto", "surrogate", "milp"}, default="auto"
         Incumbent that the exact search starts from: the best of the majority class,
@@ -179,6 +182,14 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         -------
         self : ICEClassifier
         """
+        reset_fitted(self)
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            reset_fitted(self)  # a failed fit leaves no partial model (classes_ included)
+            raise
+
+    def _fit(self, X, y, sample_weight):
         t0 = time.perf_counter()
         data = validate_binary(self, X, y, sample_weight)
         U, Z, wpos, wneg, frame = data.U, data.Z, data.wpos, data.wneg, data.frame
@@ -192,6 +203,12 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if self.method_ == "milp":
             positive = self._fit_milp(Z, wpos, wneg)
             complete, n_cand = False, 0
+        elif frame.dim == 0:
+            # every point coincides: a constant classifier is all an affine one can do
+            positive = majority_labeling(wpos, wneg)
+            self.upper_bound_ = labeling_errors(positive, wpos, wneg)
+            self.upper_bound_source_ = "majority class"
+            complete, n_cand = True, 0
         else:
             positive, complete, n_cand = self._fit_exact(U, Z, wpos, wneg, total, backend, t0)
         value = labeling_errors(positive, wpos, wneg)
@@ -216,40 +233,50 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 f"ICEClassifier {why}: the best classifier found has {realized:g} errors; "
                 f"optimality is not proven (lower bound {self.lower_bound_:g}).",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=4,
             )
         self.fit_time_ = time.perf_counter() - t0
         return self
 
     # -- helpers of fit --------------------------------------------------------------------
     def _estimated_seconds(self, total: int) -> float:
-        from joblib import effective_n_jobs
-
-        return total / (_RATE * max(1, effective_n_jobs(self.n_jobs)))
+        # the cores that really run in parallel: n_jobs=100 on 2 cores is 2 workers
+        return total / (_RATE * effective_workers(self.n_jobs))
 
     def _choose_method(self, total: int) -> str:
+        if total == 0:  # dimension 0: nothing to search
+            return "exact"
         if self.method == "milp":
             return "milp"
         budget = self.max_candidates is not None or self.time_limit is not None
         seconds = self._estimated_seconds(total)
-        if budget or seconds <= _MAX_SECONDS:
+        if total <= MAX_RANK and (budget or seconds <= _MAX_SECONDS):
             return "exact"
-        msg = (
-            f"the exact search has {total:.3g} candidate hyperplanes (C(n_unique_points, "
-            f"dimension)), about {seconds / 86400:.3g} days here. Give it a budget "
-            "(time_limit=... or max_candidates=...) to get the best classifier found in "
-            "that budget, use method='milp' for a fast heuristic, reduce the number of "
-            "features, or fit on a subsample."
-        )
+        size = (f"the exact search has {total:.3g} candidate hyperplanes (C(n_unique_points, "
+                f"dimension)), about {seconds / 86400:.3g} days here.")
+        if total > MAX_RANK:
+            msg = (
+                f"{size} That is beyond the {MAX_RANK:.3g} candidates the search can address, "
+                "even with a budget. Use method='milp' for a fast heuristic, reduce the "
+                "number of features, or fit on a subsample."
+            )
+        else:
+            msg = (
+                f"{size} Give it a budget (time_limit=... or max_candidates=...) to get the "
+                "best classifier found in that budget, use method='milp' for a fast "
+                "heuristic, reduce the number of features, or fit on a subsample."
+            )
         if self.method == "exact":
             raise ValueError("ICEClassifier(method='exact'): " + msg)
         warnings.warn("ICEClassifier(method='auto') falls back to method='milp': " + msg,
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=5)
         return "milp"
 
     def _fit_milp(self, Z, wpos, wneg) -> np.ndarray:
         seconds = _MILP_SECONDS if self.time_limit is None else self.time_limit
         res = bigm_milp(Z, wpos, wneg, time_limit=seconds)
+        if res.interrupted:
+            self._interrupted("the MILP")
         self.upper_bound_source_ = "big-M MILP"
         positive = Z @ res.coef + res.intercept > 0
         self.upper_bound_ = labeling_errors(positive, wpos, wneg)
@@ -264,10 +291,13 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             milp_seconds = _MILP_SECONDS
             if self.time_limit is not None:
                 milp_seconds = min(milp_seconds, 0.25 * self.time_limit)
-        positive, ub, source = best_incumbent(
+        positive, ub, source, interrupted = best_incumbent(
             Z, wpos, wneg, milp_time_limit=milp_seconds, n_jobs=self.n_jobs
         )
         self.upper_bound_, self.upper_bound_source_ = ub, source
+        if interrupted:
+            self._interrupted("the incumbent phase, before the exact search")
+            return positive, False, 0
         if self.verbose:
             print(
                 f"ICEClassifier: {len(U)} unique points in dimension {Z.shape[1]}, "
@@ -283,6 +313,15 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         )
         self.stop_reason_ = res.stop_reason
         return res.positive, res.complete, res.n_candidates
+
+    def _interrupted(self, where: str) -> None:
+        self.stop_reason_ = "interrupted"
+        warnings.warn(
+            f"ICEClassifier interrupted during {where}: returning the best classifier found "
+            "so far",
+            RuntimeWarning,
+            stacklevel=6,
+        )
 
     # -- prediction ------------------------------------------------------------------------
     def decision_function(self, X):

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
+from .._resources import effective_workers
 from ._milp import bigm_milp
 from ._min01 import labeling_errors, majority_labeling
 
@@ -45,19 +46,27 @@ def best_incumbent(
     surrogate: bool = True,
     milp_time_limit: float | None = None,
     n_jobs: int | None = None,
-) -> tuple[np.ndarray, float, str]:
+) -> tuple[np.ndarray, float, str, bool]:
     """The best of: the majority class, LinearSVC, LogisticRegression and (when
     ``milp_time_limit`` is given) the big-M MILP stopped after that many seconds.
 
-    Returns ``(positive, errors, source)``.
+    Points of dimension 0 (``Z`` without columns: all points coincide) get the majority class.
+    Ctrl-C stops at once with the best incumbent so far.
+
+    Returns ``(positive, errors, source, interrupted)``.
     """
     cands = [("majority class", majority_labeling(wpos, wneg))]
-    if surrogate and np.any(wpos > 0) and np.any(wneg > 0):
-        cands.extend(_surrogates(Z, wpos, wneg))
-    if milp_time_limit is not None:
-        res = bigm_milp(Z, wpos, wneg, time_limit=milp_time_limit,
-                        threads=None if n_jobs is None or n_jobs < 1 else n_jobs)
-        cands.append(("big-M MILP", Z @ res.coef + res.intercept > 0))
+    interrupted = False
+    try:
+        if surrogate and Z.shape[1] > 0 and np.any(wpos > 0) and np.any(wneg > 0):
+            cands.extend(_surrogates(Z, wpos, wneg))
+        if milp_time_limit is not None and Z.shape[1] > 0:
+            res = bigm_milp(Z, wpos, wneg, time_limit=milp_time_limit,
+                            threads=None if n_jobs is None else effective_workers(n_jobs))
+            cands.append(("big-M MILP", Z @ res.coef + res.intercept > 0))
+            interrupted = res.interrupted
+    except KeyboardInterrupt:
+        interrupted = True
     errors = [labeling_errors(pos, wpos, wneg) for _, pos in cands]
     best = int(np.argmin(errors))
-    return cands[best][1], errors[best], cands[best][0]
+    return cands[best][1], errors[best], cands[best][0], interrupted

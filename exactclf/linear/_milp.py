@@ -12,6 +12,8 @@ classifies each point with margin, so the realized errors equal the objective. I
 an exact method: bounding the weights with a fixed margin excludes thin cells (on Voicepath,
 standardized, ``weight_bound=1e3`` gives 20 errors where the optimum is 19). It serves as a
 fast incumbent for the exact search and as the baseline a user would otherwise pick.
+
+Ctrl-C stops HiGHS and returns its best solution so far (``interrupted=True``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,27 @@ class MILPResult:
     dual_bound: float
     status: str
     optimal: bool
+    interrupted: bool = False
+
+
+def _run_interruptibly(h) -> bool:
+    """Run HiGHS in its solver thread while this thread waits in short slices, so that Ctrl-C
+    reaches Python at once; on Ctrl-C ask HiGHS to stop (it keeps its best solution).
+
+    Returns whether the solve was interrupted.
+    """
+    h.HandleUserInterrupt = True
+    thread = h.startSolve()
+    interrupted = False
+    while True:
+        try:
+            if h.wait(0.05)[0]:
+                break
+        except KeyboardInterrupt:
+            interrupted = True
+            h.cancelSolve()
+    thread.join()
+    return interrupted
 
 
 def bigm_milp(
@@ -88,7 +111,7 @@ def bigm_milp(
     h.addRows(n, margin - big_m, np.full(n, inf), val.size, starts, idx.ravel(), val.ravel())
     h.addRows(n, np.full(n, -inf), np.full(n, -margin), val.size, starts, idx.ravel(),
               val.ravel())
-    h.run()
+    interrupted = _run_interruptibly(h)
     status = h.getModelStatus()
     info = h.getInfo()
     x = np.asarray(h.getSolution().col_value)
@@ -96,7 +119,7 @@ def bigm_milp(
         # no feasible point found in time: the best constant classifier
         return MILPResult(np.zeros(d), 1.0 if wpos.sum() >= wneg.sum() else -1.0,
                           float(min(wpos.sum(), wneg.sum())), 0.0,
-                          h.modelStatusToString(status), False)
+                          h.modelStatusToString(status), False, interrupted)
     offset = float(wpos.sum())
     return MILPResult(
         coef=x[:d].copy(),
@@ -105,4 +128,5 @@ def bigm_milp(
         dual_bound=float(info.mip_dual_bound + offset),
         status=h.modelStatusToString(status),
         optimal=status == highspy.HighsModelStatus.kOptimal,
+        interrupted=interrupted,
     )

@@ -17,11 +17,15 @@ slightly by the in-plane separator). Hence
 
 When P holds exactly its D defining points (general position), the inner term is the sum of
 ``min(wpos_i, wneg_i)``: D affinely independent points are shattered within their plane.
-Otherwise the inner problem is solved recursively.
+Otherwise the inner problem is solved recursively, on the points projected onto P (in an
+orthonormal basis of P, so the sub-problem has dimension at most D - 1 by construction, not
+by a tolerance). A nested search that does not complete (deadline, Ctrl-C) makes the whole
+search incomplete.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,8 +35,14 @@ from .._backend import CPU, Backend
 from .._backend._array_ice import ice_scan_array
 from .._backend._cpu_ice import ice_scan_cpu
 from .._combinatorics import MAX_RANK, n_combinations, unrank_combination
-from .._geometry import COPLANAR_RTOL, affine_frame, homogeneous, leaf_sides
-from .._search import Candidate, ChunkResult, run_search
+from .._geometry import (
+    COPLANAR_RTOL,
+    affine_frame,
+    homogeneous,
+    leaf_sides,
+    plane_coordinates,
+)
+from .._search import Candidate, ChunkResult, SearchStopped, run_search
 
 __all__ = ["Min01Result", "labeling_errors", "solve_min01", "search_size"]
 
@@ -75,7 +85,7 @@ def search_size(n_points: int, dim: int) -> int:
 class _Problem:
     """One exact search: the points in their frame, kernels, and the recursive sub-solves."""
 
-    def __init__(self, Z, wpos, wneg, frame, backend: Backend):
+    def __init__(self, Z, wpos, wneg, frame, backend: Backend, deadline: float | None = None):
         # Points are stored in a fixed pseudo-random order: the kernels scan them in index
         # order and stop early, which works far better than the sorted order of np.unique.
         # Ranks refer to this order, the same for every backend.
@@ -88,6 +98,7 @@ class _Problem:
         self.wneg = np.ascontiguousarray(wneg[self.perm], dtype=np.float64)
         self.n, self.dim = self.Zf.shape
         self.backend = backend
+        self.deadline = deadline  # time.perf_counter() value after which nested searches stop
 
     # -- kernels -----------------------------------------------------------------------------
     def scan(self, r0: int, r1: int, ub_lt: float, ub_le: float) -> ChunkResult:
@@ -118,18 +129,31 @@ class _Problem:
     def resolve(self, pending: Sequence[tuple], bound: float) -> list[Candidate]:
         """Exact values of degenerate planes (those that can reach ``bound``): recurse into
         the points on each plane, searching only for labelings that keep the total within
-        ``bound``. Each plane is reported once (canonical basis), so nothing is cached."""
+        ``bound``. Each plane is reported once (canonical basis), so nothing is cached.
+
+        Raises :class:`SearchStopped` when a nested search stops early (deadline);
+        ``KeyboardInterrupt`` propagates to the outermost search.
+        """
         out = []
         for rank, ep, em, lower in pending:
             if lower > bound:
                 continue
+            time_limit = None
+            if self.deadline is not None:
+                time_limit = self.deadline - time.perf_counter()
+                if time_limit <= 0:
+                    raise SearchStopped("time_limit", out)
             rank = int(rank)
-            _, codes = self.sides(rank)
+            combo, codes = self.sides(rank)
             on = np.flatnonzero(codes == 0)
             off = min(ep, em)
-            sub = _solve(self.Zf[on], self.wpos[on], self.wneg[on], CPU, cap=bound - off)
+            sub = _solve(plane_coordinates(self.Zf, combo, on), self.wpos[on], self.wneg[on], CPU,
+                         standardize=False, cap=bound - off, time_limit=time_limit,
+                         catch_interrupt=False)
             if off + sub.value <= bound:
                 out.append(Candidate(off + sub.value, rank, sub.positive))
+            if not sub.complete:
+                raise SearchStopped(sub.stop_reason or "incomplete", out)
         return out
 
     def labeling(self, cand: Candidate) -> np.ndarray:
@@ -153,19 +177,23 @@ class _Problem:
         return out
 
 
-def _solve(Z, wpos, wneg, backend: Backend, incumbent=None, **search_kw):
+def _solve(Z, wpos, wneg, backend: Backend, incumbent=None, standardize=True, **search_kw):
     """See :func:`solve_min01`; ``search_kw`` go to :func:`run_search` (with ``cap``, the
-    result is exact only if its value is at most ``cap``)."""
+    result is exact only if its value is at most ``cap``). ``standardize``: see
+    :func:`exactclf._geometry.affine_frame`."""
+    t0 = time.perf_counter()
     n = len(Z)
     if incumbent is None:
         incumbent = majority_labeling(wpos, wneg)
     ub = labeling_errors(incumbent, wpos, wneg)
-    frame = affine_frame(Z)
+    frame = affine_frame(Z, standardize=standardize)
     if frame.dim == 0:
         positive = np.full(n, wpos.sum() > wneg.sum())
         return Min01Result(labeling_errors(positive, wpos, wneg), positive, 0, True, None,
                            False, 0.0)
-    prob = _Problem(Z, wpos, wneg, frame, backend)
+    time_limit = search_kw.get("time_limit")
+    deadline = None if time_limit is None else t0 + time_limit
+    prob = _Problem(Z, wpos, wneg, frame, backend, deadline)
     total = search_size(prob.n, prob.dim)
     if total > MAX_RANK:
         raise ValueError(f"search space of {total:.3g} candidates exceeds the rank range")
