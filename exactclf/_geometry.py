@@ -102,10 +102,12 @@ def _centered(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     n = X.shape[0]
     origin = np.partition(X, (n - 1) // 2, axis=0)[(n - 1) // 2]
+    # the whole range must be representable, not only the distances to the origin: a model
+    # compares every pair of points
     with np.errstate(over="ignore", invalid="ignore"):
-        D = X - origin
-    if not np.all(np.isfinite(D)):
-        j = int(np.flatnonzero(~np.all(np.isfinite(D), axis=0))[0])
+        span = X.max(axis=0) - X.min(axis=0)
+    if not np.all(np.isfinite(span)):
+        j = int(np.flatnonzero(~np.isfinite(span))[0])
         raise ValueError(
             f"the differences between values of feature {j} overflow float64 (values up to "
             f"{np.abs(X[:, j]).max():.3g}): rescale the features, e.g. with "
@@ -113,6 +115,7 @@ def _centered(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         )
     # scaled by the largest difference so that neither the sum nor the squares overflow or
     # underflow, whatever the units
+    D = X - origin
     big = np.abs(D).max(axis=0)
     big[big == 0] = 1.0
     shift = (D / big).mean(axis=0) * big

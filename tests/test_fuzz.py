@@ -1,0 +1,269 @@
+"""Awkward but valid data, and invalid data, thrown at every estimator.
+
+Each estimator must either raise a clear error (invalid input) or return a model whose
+certificates hold when re-checked on that model: realized training errors equal the reported
+ones, lower bounds are below an independent brute-force optimum, ``is_optimal_`` means the
+brute-force optimum was reached, MRC's bounds sandwich the training loss of its randomized
+rule, and probabilities are finite distributions.
+
+The generators are seeded (reproducible in CI); every case is small enough for brute force.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from _helpers import brute_force_min01, strictly_separable
+from sklearn.exceptions import ConvergenceWarning
+
+from exactclf import (
+    MRCCCG,
+    DeepICEMaxoutClassifier,
+    ICEClassifier,
+    NGDClassifier,
+    ThresholdNetLasso,
+)
+
+# -- generators of awkward but valid binary data -------------------------------------------
+
+
+def _base(rng, n, d):
+    return rng.normal(size=(n, d))
+
+
+def gaussian(rng, n, d):
+    X = _base(rng, n, d)
+    return X, (X[:, 0] + 0.7 * rng.normal(size=n) > 0).astype(int)
+
+
+def duplicates(rng, n, d):  # repeated rows, some with conflicting labels
+    X = rng.integers(0, 3, size=(max(2, n // 2), d)).astype(float)
+    X = X[rng.integers(0, len(X), size=n)]
+    return X, rng.integers(0, 2, size=n)
+
+
+def integer_grid(rng, n, d):
+    X = rng.integers(-2, 3, size=(n, d)).astype(float)
+    return X, (X.sum(axis=1) + rng.integers(-1, 2, size=n) > 0).astype(int)
+
+
+def collinear(rng, n, d):
+    t = rng.integers(-4, 5, size=(n, 1)).astype(float)
+    X = t @ rng.normal(size=(1, d)) + rng.normal(size=(1, d))
+    return X, (t[:, 0] % 3 == 0).astype(int)
+
+
+def offset(rng, n, d):  # one feature carries a huge offset: its variation is still data
+    X, y = gaussian(rng, n, d)
+    X[:, 0] += 1e10
+    return X, y
+
+
+def timestamps(rng, n, d):  # Unix times within ten minutes
+    X, y = gaussian(rng, n, d)
+    X[:, -1] = 1.7e9 + 60 * X[:, -1]
+    return X, y
+
+
+def tiny_scale(rng, n, d):
+    X, y = gaussian(rng, n, d)
+    return X * 1e-200, y
+
+
+def huge_scale(rng, n, d):
+    X, y = gaussian(rng, n, d)
+    return X * 1e150, y
+
+
+def thin_margin(rng, n, d):  # strictly separable with a margin of 1e-6
+    X = _base(rng, n, d)
+    a = rng.normal(size=d)
+    s = X @ a
+    y = (s > np.median(s)).astype(int)
+    X += np.outer(np.where(y == 1, 1e-6, -1e-6) - s, a) / (a @ a)  # onto the plane +- 1e-6
+    return X, y
+
+
+def one_point(rng, n, d):  # a single unique row with both labels
+    X = np.tile(rng.normal(size=(1, d)), (n, 1))
+    y = np.r_[0, 1, rng.integers(0, 2, size=n - 2)]
+    return X, y
+
+
+GENERATORS = [gaussian, duplicates, integer_grid, collinear, offset, timestamps, tiny_scale,
+              huge_scale, thin_margin, one_point]
+
+
+def _cases(n_seeds, n, d):
+    for gen in GENERATORS:
+        for seed in range(n_seeds):
+            yield pytest.param(gen, seed, n, d, id=f"{gen.__name__}-{seed}")
+
+
+def _data(gen, seed, n, d):
+    rng = np.random.default_rng(seed)
+    X, y = gen(rng, n, d)
+    w = rng.integers(0, 4, size=len(y)).astype(float)
+    w[:2] = 1.0  # keep both labels present with positive weight
+    y[:2] = [0, 1]
+    return X, y, w
+
+
+def _merged(X, y, w):
+    U, inv = np.unique(X, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    wpos = np.bincount(inv, weights=w * (y == 1), minlength=len(U))
+    wneg = np.bincount(inv, weights=w * (y == 0), minlength=len(U))
+    return U, wpos, wneg
+
+
+def _standardized(U):
+    """Brute force runs on standardized copies: an affine change of units does not change
+    which labelings a hyperplane realizes."""
+    c = U - U.mean(axis=0)
+    s = np.abs(c).max(axis=0)
+    s[s == 0] = 1.0
+    return c / s
+
+
+def _realized(clf, X, y, w):
+    return float(w[clf.predict(X) != y].sum())
+
+
+def _fit(est, X, y, w):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X, y, sample_weight=w)
+
+
+# -- exact 0-1 estimators: certificates against brute force --------------------------------
+
+
+@pytest.mark.parametrize("gen, seed, n, d", list(_cases(3, 9, 2)))
+def test_ice_certificates_hold(gen, seed, n, d):
+    X, y, w = _data(gen, seed, n, d)
+    clf = _fit(ICEClassifier(), X, y, w)
+    U, wpos, wneg = _merged(X, y, w)
+    opt = brute_force_min01(_standardized(U), wpos, wneg)
+    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
+    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
+    assert clf.is_optimal_, "small data must be proven"
+    assert clf.training_errors_ == pytest.approx(opt)
+
+
+def _brute_force_union2(Z, wpos, wneg):
+    """Best 2-plane maxout network of either polarity (unions of two separable sets)."""
+    sep = [np.array(b) for b in itertools.product([False, True], repeat=len(Z))
+           if strictly_separable(Z, np.array(b))]
+    best = np.inf
+    for a, b in itertools.combinations_with_replacement(sep, 2):
+        u = a | b
+        best = min(best, wneg[u].sum() + wpos[~u].sum(), wpos[u].sum() + wneg[~u].sum())
+    return float(best)
+
+
+@pytest.mark.parametrize("gen, seed, n, d", list(_cases(2, 7, 2)))
+def test_deepice_certificates_hold(gen, seed, n, d):
+    X, y, w = _data(gen, seed, n, d)
+    clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact"), X, y, w)
+    U, wpos, wneg = _merged(X, y, w)
+    opt = _brute_force_union2(_standardized(U), wpos, wneg)
+    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
+    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
+    assert clf.is_optimal_
+    assert clf.training_errors_ == pytest.approx(opt)
+
+
+# -- convex estimators: certificates re-checked on the returned model ----------------------
+
+
+@pytest.mark.parametrize("gen, seed, n, d", list(_cases(2, 30, 2)))
+def test_threshold_lasso_certificate_holds(gen, seed, n, d):
+    X, y, w = _data(gen, seed, n, d)
+    clf = _fit(ThresholdNetLasso(n_arrangements=40, random_state=seed), X, y, w)
+    assert np.isfinite(clf.dual_gap_) and clf.dual_gap_ >= 0
+    if clf.is_optimal_:
+        assert clf.dual_gap_ <= max(clf.tol, 1e-6) * 10
+    assert np.all(np.isfinite(clf.decision_function(X)))
+    assert set(clf.predict(X)) <= set(clf.classes_)
+
+
+@pytest.mark.parametrize("gen, seed, n, d", list(_cases(2, 30, 2)))
+def test_mrc_bounds_sandwich_the_randomized_rule(gen, seed, n, d):
+    X, y, _ = _data(gen, seed, n, d)
+    clf = MRCCCG().fit(X, y)
+    proba = clf.predict_proba(X)
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+    train_loss = float(np.mean(1.0 - proba[np.arange(len(y)), np.searchsorted(clf.classes_, y)]))
+    # the empirical distribution lies in the uncertainty set: lower_ <= R* and the randomized
+    # rule's expected loss on it is at most the worst case upper_
+    assert clf.lower_ <= clf.upper_ + 1e-9
+    assert train_loss <= clf.upper_ + 1e-6
+
+
+@pytest.mark.parametrize("gen, seed, n, d", list(_cases(1, 30, 2)))
+def test_ngd_returns_finite_distributions(gen, seed, n, d):
+    X, y, _ = _data(gen, seed, n, d)
+    clf = _fit(NGDClassifier(hidden_layer_sizes=(4,), max_iter=20, random_state=seed), X, y,
+               None)
+    proba = clf.predict_proba(X)
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def _fit_plain(est, X, y, w):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X, y)
+
+
+# -- invalid input: a clear error, never a model -------------------------------------------
+
+ESTIMATORS = [
+    ICEClassifier(),
+    DeepICEMaxoutClassifier(n_hyperplanes=2),
+    ThresholdNetLasso(n_arrangements=20, random_state=0),
+    MRCCCG(),
+    NGDClassifier(hidden_layer_sizes=(4,), max_iter=5, random_state=0),
+]
+
+
+def _invalid():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    y = np.r_[np.zeros(6, int), np.ones(6, int)]
+    nan = X.copy()
+    nan[3, 1] = np.nan
+    inf = X.copy()
+    inf[0, 0] = np.inf
+    overflow = X.copy()
+    overflow[0, 0] = 1.7e308
+    overflow[1, 0] = -1.7e308
+    cases = [
+        ("nan", nan, y, r"NaN|nan|finite"),
+        ("inf", inf, y, r"inf|finite|large"),
+        ("one class", X, np.zeros(12, int), r"class"),
+        ("wrong shape", X[:, :, None], y, r"dim|shape|2D|2d"),
+        ("length mismatch", X, y[:-1], r"inconsistent|samples|length"),
+        ("overflow", overflow, y, r"overflow|large|range|finite|hold"),
+    ]
+    for case in cases:
+        yield pytest.param(*case, id=case[0])
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("case, X, y, match", list(_invalid()))
+def test_invalid_input_gets_a_clear_error(est, case, X, y, match):
+    if case == "overflow" and isinstance(est, NGDClassifier | MRCCCG):
+        # not exact geometric searches: their floats may be huge as long as the fit is
+        # finite or refused
+        try:
+            clf = _fit_plain(est, X, y, None)
+        except (ValueError, OverflowError, FloatingPointError):
+            return
+        assert np.all(np.isfinite(clf.predict_proba(X)))
+        return
+    with pytest.raises((ValueError, OverflowError), match=match):
+        _fit_plain(est, X, y, None)
