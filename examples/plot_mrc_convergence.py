@@ -28,8 +28,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
-from exactclf.mrc import MRCCCG
-from exactclf.mrc._ccg import mrc_full_lp, mrc_statistics
+from exactclf.mrc import MRCCCG, mrc_full_lp, mrc_statistics
 
 X, y = make_classification(n_samples=10000, n_features=10, n_informative=6, n_classes=3,
                            random_state=0)
@@ -56,7 +55,9 @@ print(f"full LP: R* = {full.objective:.8f}, {full.n_rows} rows, {full.seconds:.2
 # solution jumps around, as in any cutting-plane method), but its running minimum is what the
 # estimator returns. ``lower_history_`` holds the certified dual lower bound of every
 # iterate (the restricted LP's dual, repaired to be feasible for the full problem), which
-# rises to ``R*`` as constraints and features are added. On the right, the distance of both to ``R*`` on a log scale.
+# rises to ``R*`` as constraints and features are added. On the right, the distance of
+# both to ``R*`` on a log scale.
+# to ``R*`` on a log scale.
 it = np.arange(1, clf.n_iter_ + 1)
 upper = np.array(clf.R_history_)
 lower = np.array(clf.lower_history_)

@@ -19,15 +19,9 @@ from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
 from exactclf._backend import CPU, REFERENCE
-from exactclf.mrc import MRCCCG
-from exactclf.mrc._ccg import (
-    dual_lower_bound,
-    most_violated,
-    most_violated_bruteforce,
-    mrc_ccg,
-    mrc_full_lp,
-    mrc_statistics,
-)
+from exactclf.mrc import MRCCCG, mrc_full_lp, mrc_statistics
+from exactclf.mrc._bounds import dual_lower_bound, most_violated, most_violated_bruteforce
+from exactclf.mrc._ccg import mrc_ccg
 from exactclf.mrc._lp import (
     GurobiLicenceError,
     GurobiLP,
@@ -547,8 +541,8 @@ class _RecordingHighsLP(HighsLP):
         self.log.append(("delete_rows", (np.array(rows),)))
         super().delete_rows(rows)
 
-    def solve(self, method=None):
-        res = super().solve(method)
+    def solve(self, method=None, time_limit=None):
+        res = super().solve(method, time_limit)
         self.solves.append((self.n_rows, self.n_cols, res.iterations))
         return res
 
@@ -677,11 +671,11 @@ def test_gurobi_refusal_mid_fit_replays_the_lp_on_highs(monkeypatch):
     real_solve = GurobiLP.solve
     calls = []
 
-    def refusing_solve(self, method=None):
+    def refusing_solve(self, method=None, time_limit=None):
         calls.append(method)
         if len(calls) == 3:
             raise GurobiLicenceError("Model too large for size-limited license")
-        return real_solve(self, method)
+        return real_solve(self, method, time_limit)
 
     monkeypatch.setattr(GurobiLP, "solve", refusing_solve)
     X, y = _data(300, 3, seed=10)

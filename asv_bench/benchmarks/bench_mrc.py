@@ -42,3 +42,44 @@ class MRCFourierFit:
 
     def time_fit(self):
         MRCCCG(phi="fourier", n_components=400, random_state=0, device="cpu").fit(self.X, self.y)
+
+
+class MRCSparseWeightedFit:
+    """Sparse 0/1 features (10000 x 100, 5% nonzeros, 3 classes) with integer sample weights:
+    the constraint rows stay sparse."""
+
+    timeout = 300
+
+    def setup(self):
+        import numpy as np
+        import scipy.sparse as sp
+
+        rng = np.random.default_rng(0)
+        y = rng.integers(0, 3, 10000)
+        dense = rng.random((10000, 100)) < 0.04 + 0.02 * (np.arange(100) % 3 == y[:, None])
+        self.X, self.y = sp.csr_matrix(dense.astype(float)), y
+        self.w = rng.integers(1, 4, 10000)
+        MRCCCG(device="cpu").fit(self.X[:300], self.y[:300])  # compile
+
+    def time_fit(self):
+        MRCCCG(device="cpu").fit(self.X, self.y, sample_weight=self.w)
+
+    def track_upper(self):
+        return MRCCCG(device="cpu").fit(self.X, self.y, sample_weight=self.w).upper_
+
+
+class MRCRuleBounds:
+    """``get_lower_bound`` of the randomized rule on 5000 x 20 ``make_classification``."""
+
+    timeout = 300
+
+    def setup(self):
+        X, y = make_classification(n_samples=5000, n_features=20, n_informative=10,
+                                   n_classes=3, random_state=0)
+        self.clf = MRCCCG(device="cpu").fit(StandardScaler().fit_transform(X), y)
+
+    def time_get_lower_bound(self):
+        self.clf.get_lower_bound()
+
+    def track_lower_bound(self):
+        return self.clf.get_lower_bound()

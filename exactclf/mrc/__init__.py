@@ -1,5 +1,12 @@
-"""Minimax risk classifiers (MRCs) with the 0-1 loss."""
+"""Minimax risk classifiers (MRCs) with the 0-1 and the log loss.
 
-from ._ccg import MRCCCG
+:class:`MRCCCG` is the estimator. :func:`mrc_statistics` (``tau`` and ``lambda``) and
+:func:`mrc_full_lp` (the full LP, every row written down) are the references that tests,
+benchmarks and examples compare it with.
+"""
 
-__all__ = ["MRCCCG"]
+from ._estimator import MRCCCG
+from ._full_lp import mrc_full_lp
+from ._statistics import mrc_statistics
+
+__all__ = ["MRCCCG", "mrc_full_lp", "mrc_statistics"]

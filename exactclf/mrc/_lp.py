@@ -57,6 +57,7 @@ class LPResult:
     objective: float
     iterations: int
     row_basic: np.ndarray
+    time_limit_reached: bool = False
 
 
 def _clip_tol(tol: float, lo: float) -> float:
@@ -102,8 +103,7 @@ class HighsLP:
         t = _clip_tol(tol, 1e-10)
         h.setOptionValue("primal_feasibility_tolerance", t)
         h.setOptionValue("dual_feasibility_tolerance", t)
-        if time_limit is not None:
-            h.setOptionValue("time_limit", float(time_limit))
+        self._time_limit = time_limit
         self._h = h
         self.n_rows = 0
         self.n_cols = 0
@@ -151,12 +151,16 @@ class HighsLP:
         self._h.deleteRows(len(rows), rows)
         self.n_rows -= len(rows)
 
-    def solve(self, method: str | None = None) -> LPResult:
+    def solve(self, method: str | None = None, time_limit: float | None = None) -> LPResult:
         """Re-solve from the current basis; ``method`` ``"primal"`` / ``"dual"`` picks the
-        simplex variant (``None``: HiGHS' choice)."""
+        simplex variant (``None``: HiGHS' choice); ``time_limit`` (seconds) bounds this solve
+        (None: the limit given at construction)."""
         h = self._h
         if method is not None:
             h.setOptionValue("simplex_strategy", 4 if method == "primal" else 1)
+        limit = self._time_limit if time_limit is None else max(float(time_limit), 1e-3)
+        # HiGHS compares its limit with the run time accumulated over every run of the object
+        h.setOptionValue("time_limit", np.inf if limit is None else h.getRunTime() + limit)
         h.run()
         status = h.getModelStatus()
         text = h.modelStatusToString(status)
@@ -169,6 +173,7 @@ class HighsLP:
             text, bool(optimal), np.array(sol.col_value, dtype=np.float64),
             np.array(sol.row_dual, dtype=np.float64), float(info.objective_function_value),
             int(info.simplex_iteration_count), row_basic,
+            status == self._highspy.HighsModelStatus.kTimeLimit,
         )
 
 
@@ -214,8 +219,7 @@ class GurobiLP:
         t = _clip_tol(tol, 1e-9)
         m.Params.FeasibilityTol = t
         m.Params.OptimalityTol = t
-        if time_limit is not None:
-            m.Params.TimeLimit = float(time_limit)
+        self._time_limit = time_limit
         self._m = m
         self._vars: list = []
         self._cons: list = []  # Gurobi constraints
@@ -281,11 +285,13 @@ class GurobiLP:
                           for r, cons in enumerate(self._row_cons) if r not in rows]
         self.n_rows -= len(rows)
 
-    def solve(self, method: str | None = None) -> LPResult:
+    def solve(self, method: str | None = None, time_limit: float | None = None) -> LPResult:
         gp = self._gp
         m = self._m
         if method is not None:
             m.Params.Method = 0 if method == "primal" else 1
+        limit = self._time_limit if time_limit is None else max(float(time_limit), 1e-3)
+        m.Params.TimeLimit = gp.GRB.INFINITY if limit is None else float(limit)
         try:
             m.optimize()
         except gp.GurobiError as exc:
@@ -311,7 +317,7 @@ class GurobiLP:
             row_basic = np.zeros(self.n_rows, dtype=bool)
             obj = float("nan")
         return LPResult(names.get(status, f"Gurobi status {status}"), bool(optimal), x, dual,
-                        obj, int(m.IterCount), row_basic)
+                        obj, int(m.IterCount), row_basic, status == gp.GRB.TIME_LIMIT)
 
 
 class GurobiFallbackLP:
@@ -369,13 +375,13 @@ class GurobiFallbackLP:
             self._log.append(("delete_rows", (rows,)))
         self._lp.delete_rows(rows)
 
-    def solve(self, method: str | None = None) -> LPResult:
+    def solve(self, method: str | None = None, time_limit: float | None = None) -> LPResult:
         if self._lp.name == "gurobi":
             try:
-                return self._lp.solve(method)
+                return self._lp.solve(method, time_limit)
             except GurobiLicenceError as exc:
                 self._fall_back(exc)
-        return self._lp.solve(method)
+        return self._lp.solve(method, time_limit)
 
 
 def make_lp(lp_solver: str, tol: float = 1e-7, verbose: int = 0, time_limit=None):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
@@ -50,9 +51,10 @@ class FeatureMap:
     n_features_out: int
     params: dict = field(default_factory=dict)
 
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        """Evaluate the map on ``X`` (float64, C-contiguous result)."""
-        X = np.asarray(X, dtype=np.float64)
+    def transform(self, X):
+        """Evaluate the map on ``X`` (float64: C-contiguous, or CSR where ``X`` is a SciPy
+        sparse matrix and the map is ``linear``, or a transformer returns sparse output)."""
+        X = _as_float(X)
         p = self.params
         if self.kind == "linear":
             out = X
@@ -61,20 +63,30 @@ class FeatureMap:
         elif self.kind == "relu":
             out = np.maximum(X @ p["W"] + p["b"], 0.0)
         elif self.kind == "threshold":
-            out = (X[:, p["feature"]] > p["threshold"]).astype(np.float64)
+            cols = X[:, p["feature"]]
+            cols = cols.toarray() if sp.issparse(cols) else cols
+            out = (cols > p["threshold"]).astype(np.float64)
         else:
             out = p["transformer"].transform(X)
-            if hasattr(out, "toarray"):
-                out = out.toarray()
-            out = np.asarray(out, dtype=np.float64)
+            out = _as_float(out) if sp.issparse(out) else np.asarray(out, dtype=np.float64)
             if out.ndim != 2 or out.shape[0] != X.shape[0]:
                 raise ValueError(
                     f"the transformer passed as phi returned an array of shape {out.shape} for "
                     f"{X.shape[0]} samples; it must return one row of features per sample."
                 )
-            if not np.all(np.isfinite(out)):
+            values = out.data if sp.issparse(out) else out
+            if not np.all(np.isfinite(values)):
                 raise ValueError("the transformer passed as phi returned NaN or infinite values.")
+        if sp.issparse(out):
+            return out
         return np.ascontiguousarray(out, dtype=np.float64)
+
+
+def _as_float(X):
+    """``X`` as float64: a CSR matrix when sparse, else an ndarray."""
+    if sp.issparse(X):
+        return sp.csr_matrix(X, dtype=np.float64)
+    return np.asarray(X, dtype=np.float64)
 
 
 def resolve_gamma(gamma, X: np.ndarray) -> float:
@@ -93,7 +105,11 @@ def resolve_gamma(gamma, X: np.ndarray) -> float:
     d = X.shape[1]
     if gamma == "auto":
         return 1.0 / d
-    var = float(X.var())
+    if sp.issparse(X):
+        mean = X.sum() / (X.shape[0] * d)
+        var = max(float(X.multiply(X).sum() / (X.shape[0] * d) - mean * mean), 0.0)
+    else:
+        var = float(X.var())
     return 1.0 / (d * var) if var > 0 else 1.0
 
 
@@ -131,7 +147,7 @@ def fit_feature_map(
     ----------
     phi : {"linear", "fourier", "relu", "threshold"} or transformer
         The map (see the module documentation).
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,)
         Integer class indices (used by ``"threshold"`` and passed to a transformer's ``fit``).
     n_components : int
@@ -157,7 +173,7 @@ def fit_feature_map(
     ...                 random_state=0).transform(X).shape
     (4, 5)
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = _as_float(X)
     n, d = X.shape
     if not isinstance(phi, str):
         transformer = clone(phi).fit(X, y)
@@ -171,7 +187,8 @@ def fit_feature_map(
         feats, thresholds = [], []
         yy = np.zeros(n, dtype=np.int64) if y is None else np.asarray(y)
         for col in range(d):
-            t = _label_change_thresholds(X[:, col], yy)
+            column = X[:, [col]].toarray().ravel() if sp.issparse(X) else X[:, col]
+            t = _label_change_thresholds(column, yy)
             if len(t) > per_feature:
                 t = t[np.unique(np.linspace(0, len(t) - 1, per_feature).round().astype(int))]
             feats.append(np.full(len(t), col))
@@ -189,6 +206,9 @@ def fit_feature_map(
         return FeatureMap("fourier", n_components, {"W": W, "b": b, "gamma": g})
     if phi == "relu":
         anchors = rng.randint(0, n, size=n_components)
-        b = -np.einsum("ij,ji->i", X[anchors], W)
+        if sp.issparse(X):
+            b = -np.asarray(X[anchors].multiply(W.T).sum(axis=1)).ravel()
+        else:
+            b = -np.einsum("ij,ji->i", X[anchors], W)
         return FeatureMap("relu", n_components, {"W": W, "b": b, "gamma": g})
     raise ValueError(f"phi must be one of {PHI_NAMES} or a transformer, got {phi!r}")

@@ -1,0 +1,601 @@
+"""The public estimator :class:`MRCCCG`: validation, feature map, scaling and scikit-learn
+plumbing around the generation of :mod:`._ccg`."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import logsumexp, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .._backend import resolve_device
+from .._base import reset_fitted
+from ._bounds import class_scores_matrix
+from ._ccg import mrc_ccg
+from ._log import mrc_log_ccg
+from ._phi import PHI_NAMES, fit_feature_map
+from ._rule_bounds import rule_loss_bound
+from ._statistics import mrc_statistics
+
+__all__ = ["MRCCCG"]
+
+
+class MRCCCG(ClassifierMixin, BaseEstimator):
+    """0-1 minimax risk classifier, learned by constraint and column generation.
+
+    The minimax risk classifier (MRC) minimizes the worst-case 0-1 risk over the distributions
+    whose feature expectations lie within ``lambda`` of the training mean ``tau`` of
+    ``Phi(x, y) = e_y (x) psi(x)``; the minimum ``R*`` is an LP with one row per training
+    sample and nonempty label subset. This estimator solves that LP exactly (up to ``eps1``)
+    without writing it down: one persistent LP (HiGHS, or Gurobi) receives the most violated
+    row of the worst samples (found for *all* samples each iteration, never a subsample) and,
+    for many features, the most violated feature columns, and is re-solved warm. At the end,
+    the worst-case error ``R(mu)`` of the returned classifier is evaluated exactly over all
+    samples and all label subsets and reported as ``upper_``; ``lower_`` is a lower bound on
+    the optimum ``R*`` from the LP's duals priced over every feature, so
+    ``R* in [lower_, upper_]``.
+
+    Guarantee: ``upper_`` bounds the worst-case expected 0-1 loss of the *randomized* rule
+    ``predict_proba`` over the distributions of the uncertainty set that are supported on the
+    training inputs (at other inputs the bound does not follow); the empirical distribution is
+    one, so the expected training 0-1 error of ``predict_proba`` is at most ``upper_``. The
+    deterministic rule ``predict`` (a most probable class) errs only where the true class has
+    probability at most 1/2, so its error under those distributions is at most ``2 upper_``;
+    ``upper_`` itself is not a bound on it.
+
+    Parameters
+    ----------
+    loss : {"0-1", "log"}, default="0-1"
+        ``"0-1"``: the LP above. ``"log"``: the MRC of the log loss, whose rule is the softmax
+        of the scores and whose worst-case term is a log-sum-exp over the labels; the
+        restricted convex programs of its constraint generation are solved by Clarabel
+        (``pip install clarabel``), with all features (no column generation; ``m_max``,
+        ``lp_solver`` and ``device`` do not apply) and ``upper_``, ``lower_`` certified the
+        same way (see the user guide).
+    phi : {"linear", "fourier", "relu", "threshold"} or transformer, default="linear"
+        Feature map ``psi`` (see :mod:`exactclf.mrc._phi`): the inputs; random Fourier
+        features (Gaussian kernel); random ReLU features; per-feature threshold indicators;
+        or any scikit-learn transformer (a clone is fitted on ``X``).
+    s : float, default=0.3
+        Width of the uncertainty set: ``lambda = s * std(Phi(x_i, y_i)) / sqrt(n)``.
+    fit_intercept : bool, default=True
+        Prepend a constant 1 to ``psi(x)``.
+    eps1 : float, default=1e-4
+        Rows (sample, subset) violated by more than ``eps1`` are added; generation stops when
+        none is, and ``upper_ - lower_ <= eps1`` up to the LP solver's tolerance (a
+        :class:`~sklearn.exceptions.ConvergenceWarning` says when the gap exceeds
+        ``10 (eps1 + tol)``). The CCG paper's 1e-2 stops early with ``upper_`` up to that
+        much above ``R*`` (6e-3 on 10000 x 20 ``make_classification``) for little saving in
+        time; ``eps1 -> 0`` gives ``R*`` itself.
+    eps2 : float, default=1e-5
+        Features whose dual constraint is violated by more than ``eps2`` are added. Features
+        violated by less still lower ``lower_`` (it prices every feature); when that leaves
+        ``upper_ - lower_ > eps1`` at the end, they are added as well.
+    n_max : int, default=400
+        Rows added per iteration at most.
+    m_max : int, default=400
+        Column generation is used when there are more than ``m_max`` features
+        ``n_classes * len(psi)``: it starts with ``m_max`` of them and adds at most ``m_max``
+        per iteration.
+    max_iter : int, default=500
+        LP solves at most; a :class:`~sklearn.exceptions.ConvergenceWarning` says when this
+        stops the generation early (``upper_`` is still certified).
+    time_limit : float or None, default=None
+        Seconds for the generation (the running LP solve is cut off too). When it runs out --
+        or on Ctrl-C (``KeyboardInterrupt``) -- the fit returns the best iterate so far with
+        its certified ``upper_``, the best ``lower_`` so far, and a
+        :class:`~sklearn.exceptions.ConvergenceWarning` (``stop_reason_`` says why).
+    one_hot : bool, default=True
+        ``Phi(x, y) = e_y (x) psi(x)``. ``False`` with two classes: the compact
+        ``Phi(x, y) = sigma_y psi(x)`` with ``sigma = (-1, +1)`` for ``classes_[0]``,
+        ``classes_[1]`` (MRCpy's default binary features: half the parameters, and a
+        different, usually larger, ``R*``). With more classes there is no compact form and
+        ``Phi`` is one-hot whatever this says.
+    lp_solver : {"highs", "gurobi"}, default="highs"
+        ``"gurobi"`` needs ``pip install exactclf[gurobi]``; when its licence refuses the
+        model (the free size-limited one stops at 2000 rows or columns), the fit warns and
+        continues with HiGHS.
+    tol : float, default=1e-6
+        Primal and dual feasibility tolerance of the LP solver.
+    n_components : int, default=300
+        Random features of ``"fourier"`` / ``"relu"``; most thresholds of ``"threshold"``.
+    gamma : {"scale", "auto"} or float, default="scale"
+        Scale of the random features: ``w ~ N(0, 2 gamma I)``; ``"scale"`` is
+        ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
+    device : {"auto", "cpu", "gpu"}, default="auto"
+        Where the scores and most violated subsets of all samples are computed each iteration
+        (``"gpu"``: CuPy, extra ``exactclf[gpu]``); the LP always runs on the CPU.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random features.
+    verbose : int, default=0
+        ``>= 1`` prints one line per iteration; ``>= 2`` also the LP solver's log.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Defined only when ``X`` has feature names that are all strings.
+    mu_ : ndarray of shape (q * `n_phi_features_`,)
+        MRC parameters, in the layout of ``Phi``: ``mu_[k * n_phi_features_ + l]``, ``q``
+        the number of classes (one-hot) or 1 (``one_hot=False`` with two classes).
+    nu_ : float
+        ``nu(mu_)``, evaluated over all training samples and label subsets.
+    tau_, lambda_ : ndarray of shape (q * `n_phi_features_`,)
+        Mean and uncertainty width of the features.
+    upper_ : float
+        ``R(mu_)``, evaluated over all training samples and label subsets: ``R*`` (the minimax
+        risk) is at most this, and so is the expected 0-1 loss of the randomized rule
+        ``predict_proba`` under every distribution of the uncertainty set supported on the
+        training inputs (``predict``: at most twice this).
+    lower_ : float
+        Lower bound on ``R*``: the best dual bound of the iterates (row duals of the restricted
+        LP priced over *every* feature, made feasible by mixing in the empirical distribution;
+        see :func:`~exactclf.mrc._bounds.dual_lower_bound`). Valid however the fit stopped,
+        ``max_iter`` included.
+    gap_ : float
+        ``upper_ - lower_``.
+    n_iter_ : int
+        LP solves.
+    converged_ : bool
+        False when ``max_iter`` stopped the generation.
+    R_history_ : list of float
+        Certified ``R(mu)`` of every iterate.
+    lower_history_ : list of float
+        Dual lower bound on ``R*`` of every iterate (``lower_`` is their maximum).
+    n_constraints_ : int
+        Constraints (sample, label subset) generated, plus one implied constraint per class
+        (a constraint deleted as inactive and generated again counts twice).
+    n_lp_rows_ : int
+        Constraints in the final LP (those not deleted as inactive).
+    n_active_features_ : int
+        Features in the final LP.
+    label_embedding_ : ndarray of shape (2, 1) or None
+        ``[[-1], [1]]`` for the compact binary features (``one_hot=False``), None for one-hot.
+    selected_features_ : ndarray of shape (`n_active_features_`,)
+        Indices (in the layout of ``mu_``) of the features in the final LP: with column
+        generation (more than ``m_max`` features) the ones it selected; ``mu_`` is zero
+        elsewhere.
+    stop_reason_ : {None, "max_iter", "time_limit", "interrupted"}
+        Why the generation stopped before converging (None: it converged).
+    n_phi_features_ : int
+        Length of ``psi(x)``, intercept included.
+    lp_solver_ : str
+        The solver that produced the final LP solution (after any fallback; ``"clarabel"``
+        for ``loss="log"``).
+    phi_ : exactclf.mrc._phi.FeatureMap
+        The fitted feature map.
+    device_ : str
+    fit_time_ : float
+
+    See Also
+    --------
+    sklearn.linear_model.LogisticRegression : a surrogate-loss linear classifier without a
+        worst-case guarantee.
+
+    References
+    ----------
+    S. Mazuelas, A. Zanoni and A. Perez, "Minimax classification with 0-1 loss and performance
+    guarantees", NeurIPS 2020. K. Bondugula, S. Mazuelas and A. Perez, "Efficient learning of
+    minimax risk classifiers in high dimensions", UAI 2023. K. Bondugula, S. Mazuelas and
+    A. Perez, "Efficient large-scale learning of minimax risk classifiers", ICDM 2025
+    (arXiv:2511.17626).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from exactclf.mrc import MRCCCG
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = MRCCCG(eps1=1e-6).fit(X, y)
+    >>> bool(clf.lower_ <= clf.upper_ <= clf.lower_ + 1e-6), clf.converged_
+    (True, True)
+    >>> expected_error = 1 - clf.predict_proba(X)[range(len(y)), y].mean()
+    >>> bool(expected_error <= clf.upper_)
+    True
+    >>> clf.predict(X[:3])
+    array([0, 0, 0])
+    """
+
+    _parameter_constraints: dict = {
+        "loss": [StrOptions({"0-1", "log"})],
+        "phi": [StrOptions(set(PHI_NAMES)), HasMethods(["fit", "transform"])],
+        "s": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "eps1": [Interval(Real, 0, None, closed="left")],
+        "eps2": [Interval(Real, 0, None, closed="left")],
+        "n_max": [Interval(Integral, 1, None, closed="left")],
+        "m_max": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "one_hot": ["boolean"],
+        "lp_solver": [StrOptions({"highs", "gurobi"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+        "device": [StrOptions({"auto", "cpu", "gpu"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        loss="0-1",
+        phi="linear",
+        s=0.3,
+        fit_intercept=True,
+        eps1=1e-4,
+        eps2=1e-5,
+        n_max=400,
+        m_max=400,
+        max_iter=500,
+        time_limit=None,
+        one_hot=True,
+        lp_solver="highs",
+        tol=1e-6,
+        n_components=300,
+        gamma="scale",
+        device="auto",
+        random_state=None,
+        verbose=0,
+    ):
+        self.loss = loss
+        self.phi = phi
+        self.s = s
+        self.fit_intercept = fit_intercept
+        self.eps1 = eps1
+        self.eps2 = eps2
+        self.n_max = n_max
+        self.m_max = m_max
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.one_hot = one_hot
+        self.lp_solver = lp_solver
+        self.tol = tol
+        self.n_components = n_components
+        self.gamma = gamma
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _psi(self, X):
+        P = self.phi_.transform(X)
+        if self.fit_intercept:
+            ones = np.ones((P.shape[0], 1))
+            P = sp.hstack([ones, P], format="csr") if sp.issparse(P) else np.hstack([ones, P])
+        return P
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Learn the minimax risk classifier.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A SciPy sparse ``X`` keeps ``psi(x)`` sparse for ``phi="linear"`` (and
+            transformers with sparse output), so are the LP's constraint rows.
+        y : array-like of shape (n_samples,)
+            Two or more classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative weights counting samples: ``tau`` and ``lambda`` are the weighted mean
+            and standard deviation with ``n`` the total weight, so integer weights give the
+            model of the data with each row repeated that many times. A sample of weight 0
+            is left out entirely (its constraints and its class included).
+
+        Returns
+        -------
+        self : MRCCCG
+        """
+        reset_fitted(self)
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            # a fit that fails part-way leaves no half-set attributes behind
+            reset_fitted(self)
+            raise
+
+    def _fit(self, X, y, sample_weight):
+        t0 = time.perf_counter()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+            keep = sample_weight > 0
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        classes, y_idx = np.unique(y, return_inverse=True)
+        K = len(classes)
+        if K < 2:
+            raise ValueError(
+                f"MRCCCG needs samples of at least 2 classes; the data has only 1 class: "
+                f"{classes[0]!r}."
+            )
+        self.classes_ = classes
+        backend = resolve_device(self.device)
+        self.device_ = "gpu" if backend.name == "gpu" else "cpu"
+        if self.loss == "log":
+            _import_clarabel()
+        elif self.lp_solver == "gurobi":
+            from ._lp import _import_gurobipy
+
+            _import_gurobipy()
+        self.phi_ = fit_feature_map(self.phi, X, y_idx, n_components=self.n_components,
+                                    gamma=self.gamma, random_state=self.random_state)
+        Psi = self._psi(X)
+        d = Psi.shape[1]
+        if d == 0:
+            raise ValueError("the feature map produced no features and fit_intercept=False.")
+        # exact rescaling of each psi column (R* and the classifier are invariant to it)
+        if sp.issparse(Psi):
+            scale = abs(Psi).max(axis=0).toarray().ravel()
+            scale[scale == 0] = 1.0
+            Psi_s = sp.csr_matrix(Psi @ sp.diags(1.0 / scale))
+        else:
+            scale = np.abs(Psi).max(axis=0)
+            scale[scale == 0] = 1.0
+            Psi_s = np.ascontiguousarray(Psi / scale)
+        embedding = _embedding(K, self.one_hot)
+        tau_s, lam_s = mrc_statistics(Psi_s, y_idx, K, self.s, sample_weight, embedding)
+        if self.loss == "log":
+            res = mrc_log_ccg(
+                Psi_s, y_idx, K, tau_s, lam_s, sample_weight=sample_weight,
+                embedding=embedding, eps1=self.eps1, n_max=self.n_max, max_iter=self.max_iter,
+                tol=min(self.tol, 1e-8), time_limit=self.time_limit, verbose=self.verbose,
+            )
+        else:
+            res = mrc_ccg(
+                Psi_s, y_idx, K, tau_s, lam_s, sample_weight=sample_weight, embedding=embedding,
+                eps1=self.eps1, eps2=self.eps2, n_max=self.n_max, m_max=self.m_max,
+                max_iter=self.max_iter, lp_solver=self.lp_solver, tol=self.tol,
+                time_limit=self.time_limit, backend=backend, verbose=self.verbose,
+            )
+        q = K if embedding is None else embedding.shape[1]
+        full_scale = np.tile(scale, q)
+        self.label_embedding_ = embedding
+        # what get_lower_bound / get_upper_bound need: the training support and statistics
+        self._training_ = (Psi_s, y_idx, sample_weight, tau_s, lam_s, res.mu)
+        self.n_phi_features_ = d
+        self.mu_ = res.mu / full_scale
+        self.tau_ = tau_s * full_scale
+        self.lambda_ = lam_s * full_scale
+        self.nu_ = res.nu
+        self.upper_ = res.upper
+        self.lower_ = res.lower
+        self.gap_ = res.upper - res.lower
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        self.R_history_ = res.R_history
+        self.lower_history_ = res.lower_history
+        self.n_constraints_ = res.n_constraints
+        self.n_lp_rows_ = res.n_lp_rows
+        self.n_active_features_ = len(res.active_features)
+        self.selected_features_ = res.active_features
+        self.stop_reason_ = res.stop_reason
+        self.lp_solver_ = res.lp_solver
+        self.fit_time_ = time.perf_counter() - t0
+        if not res.converged:
+            why = {
+                "max_iter": f"after max_iter={self.max_iter} LP solves",
+                "time_limit": f"at time_limit={self.time_limit} s",
+                "interrupted": "on an interrupt (Ctrl-C)",
+            }[res.stop_reason]
+            warnings.warn(
+                f"MRCCCG stopped {why} before the generation converged (rows violated by up "
+                f"to {res.max_violation:.3g}, eps1={self.eps1}); the returned classifier is the "
+                f"best iterate, with certified bounds: R* in [lower_={self.lower_:.6g}, "
+                f"upper_={self.upper_:.6g}] (gap {self.gap_:.3g}). Increase max_iter, n_max or "
+                "time_limit for a smaller gap.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        elif self.gap_ > 10.0 * (self.eps1 + self.tol):
+            # the LP solution meets its dual constraints only to the solver's tolerance, and
+            # the rigorous bound pays for every violation (all of it where lambda_j = 0)
+            why = (
+                f"the LP solution meets its dual constraints only to the solver's tolerance "
+                f"tol={self.tol}, and the certified lower bound pays for that. Both bounds "
+                "hold; decrease tol for a tighter lower_."
+                if self.loss == "0-1" else
+                "the dual weights of the convex programs do not match the moments exactly; "
+                "where lambda_ is 0 (a feature constant within a class) the optimum may lie "
+                "at infinity and no finite dual point certifies it closely. Both bounds hold."
+            )
+            warnings.warn(
+                f"MRCCCG converged, but lower_={self.lower_:.6g} is {self.gap_:.3g} below "
+                f"upper_={self.upper_:.6g}, far more than eps1={self.eps1}: {why}",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _scores(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        M = class_scores_matrix(self.mu_, len(self.classes_), self.n_phi_features_,
+                                self.label_embedding_)
+        return np.asarray(self._psi(X) @ M.T)
+
+    def decision_function(self, X):
+        """Scores ``Phi(x, y)^T mu_``; for two classes, that of ``classes_[1]`` minus that of
+        ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        V = self._scores(X)
+        return V[:, 1] - V[:, 0] if V.shape[1] == 2 else V
+
+    def predict_proba(self, X):
+        """The MRC's randomized rule ``h(y|x) = (Phi(x, y)^T mu_ - nu_ + 1)_+ / c_x``.
+
+        ``c_x`` normalizes the row; rows where every term is 0 are uniform. On the training
+        inputs ``c_x <= 1``, which is what makes ``upper_`` bound this rule's expected error.
+        With ``loss="log"`` the rule is the softmax of the scores ``Phi(x, y)^T mu_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        if self.loss == "log":
+            return softmax(self._scores(X), axis=1)
+        return _randomized_rule(self._scores(X), self.nu_)
+
+    def predict(self, X):
+        """The deterministic rule: the class of the highest score ``Phi(x, y)^T mu_`` (also a
+        most probable class of ``predict_proba``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self._scores(X), axis=1)]
+
+    def _rule_loss(self, rule: str) -> np.ndarray:
+        """Loss of the randomized or deterministic rule at every training input and label."""
+        Psi_s, _, _, _, _, mu_s = self._training_
+        K = len(self.classes_)
+        V = np.asarray(Psi_s @ class_scores_matrix(mu_s, K, Psi_s.shape[1],
+                                                   self.label_embedding_).T)
+        if rule == "randomized":
+            if self.loss == "log":
+                return logsumexp(V, axis=1)[:, None] - V
+            return 1.0 - _randomized_rule(V, self.nu_)
+        if rule == "deterministic":
+            if self.loss == "log":
+                raise ValueError("the deterministic rule has an infinite log loss wherever it "
+                                 "errs: its bounds exist for loss='0-1' only.")
+            loss = np.ones_like(V)
+            loss[np.arange(len(V)), np.argmax(V, axis=1)] = 0.0
+            return loss
+        raise ValueError(f"rule must be 'randomized' or 'deterministic', got {rule!r}")
+
+    def _rule_bound(self, rule: str, sense: str) -> float:
+        Psi_s, y_idx, weight, tau_s, lam_s, _ = self._training_
+        return rule_loss_bound(
+            Psi_s, y_idx, self._rule_loss(rule), tau_s, lam_s, len(self.classes_),
+            sense=sense, sample_weight=weight, embedding=self.label_embedding_,
+            n_max=self.n_max, max_iter=self.max_iter, tol=self.tol,
+            lp_solver=self.lp_solver_ if self.loss == "0-1" else self.lp_solver,
+        )
+
+    def get_upper_bound(self, rule: str = "randomized") -> float:
+        """Upper bound on the expected 0-1 loss of the fitted rule over the uncertainty set.
+
+        The distributions are those of the uncertainty set supported on the training inputs
+        (the empirical distribution is one).
+
+        Parameters
+        ----------
+        rule : {"randomized", "deterministic"}, default="randomized"
+            ``"randomized"`` (``predict_proba``): ``upper_``, the minimax risk bound
+            ``R(mu_)`` (MRCpy's ``get_upper_bound``). ``"deterministic"`` (``predict``): the
+            largest expected loss of ``predict`` over the set, bounded by an LP solved by
+            constraint generation and certified by weak duality; at most ``2 upper_`` (which
+            is returned if the LP bound is larger).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from exactclf.mrc import MRCCCG
+        >>> X, y = load_iris(return_X_y=True)
+        >>> clf = MRCCCG().fit(X, y)
+        >>> clf.get_upper_bound() == clf.upper_
+        True
+        >>> bool(clf.get_upper_bound("deterministic") <= 2 * clf.upper_)
+        True
+        """
+        check_is_fitted(self)
+        if rule == "randomized":
+            return float(self.upper_)
+        return min(self._rule_bound(rule, "upper"), 2.0 * float(self.upper_))
+
+    def get_lower_bound(self, rule: str = "randomized") -> float:
+        """Lower bound on the expected 0-1 loss of the fitted rule over the uncertainty set.
+
+        ``min_p E_p[loss]`` over the distributions ``p`` of the uncertainty set supported on
+        the training inputs (MRCpy's ``get_lower_bound``): an LP in ``p`` whose dual
+        ``max_mu tau^T mu - lambda^T |mu| + min_{i, y} (loss(x_i, y) - Phi(x_i, y)^T mu)`` is
+        maximized by constraint generation; the value at the best ``mu`` found is returned,
+        a lower bound by weak duality. Since the empirical distribution is in the set, the
+        rule's expected training loss lies between this and the upper bound.
+
+        Parameters
+        ----------
+        rule : {"randomized", "deterministic"}, default="randomized"
+            The loss of ``predict_proba`` (``1 - h(y|x)``) or of ``predict``.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from exactclf.mrc import MRCCCG
+        >>> X, y = load_iris(return_X_y=True)
+        >>> clf = MRCCCG().fit(X, y)
+        >>> training_loss = 1 - clf.predict_proba(X)[range(len(y)), y].mean()
+        >>> bool(clf.get_lower_bound() <= training_loss <= clf.get_upper_bound())
+        True
+        """
+        check_is_fitted(self)
+        bound = self._rule_bound(rule, "lower")
+        return bound if bound > 0.0 else 0.0  # the loss is nonnegative
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.non_deterministic = self.phi in ("fourier", "relu") and self.random_state is None
+        return tags
+
+
+def _embedding(n_classes: int, one_hot: bool):
+    """``B`` of ``Phi(x, y) = B_y (x) psi(x)``: None (one-hot) or, for two classes without
+    one-hot, ``sigma = (-1, +1)``."""
+    if one_hot or n_classes != 2:
+        return None
+    return np.array([[-1.0], [1.0]])
+
+
+def _randomized_rule(V, nu):
+    """``h(y|x) = (V[:, y] - nu + 1)_+ / c_x`` row by row, uniform where ``c_x = 0``."""
+    H = np.maximum(V - nu + 1.0, 0.0)
+    c = H.sum(axis=1, keepdims=True)
+    return np.where(c > 0, H / np.where(c > 0, c, 1.0), 1.0 / V.shape[1])
+
+
+def _import_clarabel():
+    try:
+        import clarabel
+    except ImportError as exc:
+        raise ImportError(
+            f"loss='log' needs the clarabel package, which is not installed ({exc}). Install "
+            "it with `pip install clarabel`, or use loss='0-1'."
+        ) from exc
+    return clarabel
