@@ -1,9 +1,9 @@
-"""NGDClassifier versus plain Adam on peaks and digits (the NGD paper's comparison).
+"""NGDClassifier versus MLPClassifier in wall time on peaks and digits (the NGD paper's comparison).
 
 The same run as ``exactclf reproduce ngd-peaks``, with BLAS limited to one thread (set before
 NumPy is imported: the matrices are tiny). Options: ``--help``. The stored results were made by
-``python benchmarks/ngd_vs_adam.py --plot benchmarks/results/ngd_vs_adam.png
-| tee benchmarks/results/ngd_vs_adam.txt``.
+``python benchmarks/ngd_vs_adam.py --plot benchmarks/results/ngd_vs_adam.png``
+(output, with a header, in ``benchmarks/results/ngd_vs_adam.txt``).
 """
 
 import os

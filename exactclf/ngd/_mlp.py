@@ -15,8 +15,8 @@ weights ``s_i`` and ``S = sum(s_i)`` the objective of a batch is
 the L2 term on every weight matrix (not on the intercepts) scaled by ``1/S`` as in
 scikit-learn's MLPClassifier. For fixed hidden weights ``F`` is a convex function of the output
 layer ``(W, b)`` (strictly convex in ``W`` when ``alpha > 0``): :func:`newton_output_layer`
-minimizes it by inexact Newton steps (truncated conjugate gradients on exact Hessian-vector
-products, Armijo backtracking).
+minimizes it by inexact Newton steps (truncated conjugate gradients on Hessian-vector
+products, subsampled on large batches; Armijo backtracking; optionally a proximal term).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = [
     "ACTIVATIONS",
@@ -270,10 +271,100 @@ def network_loss(Z, Y, sw, S: float, coefs, alpha: float, xp) -> float:
     return (loss + reg) / S
 
 
+# The Newton phase works on the augmented basis ``U = [Phi, 1]`` and the stacked output layer
+# ``T = [W; b]`` (shape ``(m + 1, k)``), so that the logits are the single product ``U @ T`` and
+# every derivative is one or two products with ``U``; the penalty is ``T^T diag(reg) T / 2``
+# with ``reg = (alpha, ..., alpha, 0)``. It minimizes ``S * F`` (sums over the batch, not
+# means): the same minimizer and Newton steps, without divisions by ``S``.
+#: the Hessian-vector products of a large batch use every ``stride``-th sample, at least this
+#: many samples and this many per output-layer parameter: the gradient, the line search and so
+#: the step's acceptance stay exact, the curvature estimate from a subsample costs a fraction
+HESSIAN_MIN_SAMPLES = 1024
+HESSIAN_SAMPLES_PER_PARAM = 16
+
+
+class _OutputLayer:
+    """The batch objective of the output layer for one fixed basis (see the note above)."""
+
+    def __init__(self, Phi, Y, sw, alpha: float, xp, n_outputs: int | None = None,
+                 stride: int = 1):
+        self.xp = xp
+        n, m = Phi.shape
+        k = Y.shape[1] if n_outputs is None else n_outputs
+        dtype = Phi.dtype
+        if sp.issparse(Phi):  # no hidden layer on sparse input (only with NumPy)
+            self.U = sp.hstack([Phi, np.ones((n, 1), dtype=dtype)], format="csr")
+        else:
+            self.U = xp.concatenate([Phi, xp.ones((n, 1), dtype=dtype)], axis=1)
+        self.s = None if sw is None else sw[:, None]
+        self.SY = None if Y is None else (Y if sw is None else Y * self.s)
+        self.reg = xp.asarray(np.append(np.full(m, alpha), 0.0)[:, None].astype(dtype))
+        self.ones = xp.ones(k, dtype=dtype) if k > 1 else None
+        # the Hessian from every ``stride``-th sample, scaled to the weight of the batch
+        self.rows = slice(None, None, stride)
+        self.U_h = self.U[self.rows]
+        if stride == 1:
+            self.scale = 1.0
+        else:
+            weights = n if sw is None else float(sw.sum())
+            self.scale = weights / (self.U_h.shape[0] if sw is None
+                                    else float(sw[self.rows].sum()))
+
+    def stack(self, W, b):
+        return self.xp.concatenate([W, b[None, :]], axis=0)
+
+    def logits(self, T):
+        return self.U @ T
+
+    def normalizer(self, Z):
+        """``sum_i s_i lse(z_i)`` and what the probabilities are computed from."""
+        xp = self.xp
+        if Z.shape[1] == 1:
+            E = xp.exp(-xp.abs(Z))
+            lse = xp.maximum(Z, 0.0) + xp.log1p(E)
+        else:
+            mx = _row_max(Z, xp)[:, None]
+            E = xp.exp(Z - mx)
+            total = (E @ self.ones)[:, None]
+            lse, E = mx + xp.log(total), (E, total)
+        return (lse.sum() if self.s is None else xp.vdot(self.s, lse)), E
+
+    def probabilities(self, Z, parts):
+        if Z.shape[1] == 1:
+            return self.xp.where(Z >= 0, 1.0, parts) / (1.0 + parts)
+        E, total = parts
+        return E / total
+
+    def gradient(self, T, P):
+        D = P - self.SY if self.s is None else P * self.s - self.SY
+        return self.U.T @ D + self.reg * T
+
+    def curvature(self, P):
+        """The probabilities of the Hessian's samples and their weights in it:
+        ``s p (1 - p)`` (logistic) or ``s p`` (softmax), times the subsampling scale."""
+        P = P[self.rows]
+        C = P * (1.0 - P) if P.shape[1] == 1 else P
+        C = C if self.s is None else C * self.s[self.rows]
+        return P, C if self.scale == 1.0 else C * self.scale
+
+    def hvp(self, PC, V):
+        """Hessian of ``S * F`` times ``V`` (``PC`` from :meth:`curvature`)."""
+        P, C = PC
+        dZ = self.U_h @ V
+        if P.shape[1] == 1:
+            dP = C * dZ
+        else:  # softmax Jacobian row by row: s p * (dz - p^T dz)
+            dP = C * (dZ - ((P * dZ) @ self.ones)[:, None])
+        return self.U_h.T @ dP + self.reg * V
+
+
 def output_gradient(Phi, Y, sw, S: float, W, b, alpha: float, xp):
     """Gradient ``(dF/dW, dF/db)`` of the batch objective in the output layer."""
-    D = logit_gradient(output_logits(Phi, W, b), Y, sw, xp)
-    return (Phi.T @ D + alpha * W) / S, _column_sum(D, xp) / S
+    layer = _OutputLayer(Phi, Y, sw, alpha, xp)
+    T = layer.stack(W, b)
+    Z = layer.logits(T)
+    G = layer.gradient(T, layer.probabilities(Z, layer.normalizer(Z)[1])) / S
+    return G[:-1], G[-1]
 
 
 def output_hvp(Phi, P, sw, S: float, V_W, V_b, alpha: float, xp):
@@ -284,58 +375,42 @@ def output_hvp(Phi, P, sw, S: float, V_W, V_b, alpha: float, xp):
     ``dP = P * dZ - P * sum(P * dZ)`` (``p (1 - p) dZ`` for the logistic output), and
     ``H v = (Phi^T (s * dP) + alpha V_W, sum(s * dP)) / S``.
     """
-    dZ = Phi @ V_W + V_b
-    if P.shape[1] == 1:
-        dP = P * (1.0 - P) * dZ
-    else:
-        PdZ = P * dZ
-        dP = PdZ - P * _row_sum(PdZ, xp)[:, None]
-    if sw is not None:
-        dP = dP * sw[:, None]
-    return (Phi.T @ dP + alpha * V_W) / S, _column_sum(dP, xp) / S
+    layer = _OutputLayer(Phi, None, sw, alpha, xp, n_outputs=P.shape[1])
+    HV = layer.hvp(layer.curvature(P), layer.stack(V_W, V_b)) / S
+    return HV[:-1], HV[-1]
 
 
-def _dot(a, b, c, d) -> float:
-    return float((a * b).sum() + (c * d).sum())
+def conjugate_gradient(hvp, r, n_iter: int, xp):
+    """``n_iter`` conjugate-gradient iterations for ``H d = r`` from ``d = 0``.
 
-
-def conjugate_gradient(hvp, r_W, r_b, n_iter: int, xp, rtol: float = 1e-12):
-    """At most ``n_iter`` conjugate-gradient iterations for ``H d = r`` from ``d = 0``.
-
-    ``hvp(v_W, v_b)`` returns ``H v``; the unknowns are pairs ``(d_W, d_b)``. Stops early when
-    the residual has fallen by ``rtol`` or on a direction of non-positive curvature (then
-    the iterate so far is returned; the first iterate is then the steepest-descent step).
-    A small fixed ``n_iter`` is a truncated Newton step: it regularizes.
+    ``hvp(v)`` returns ``H v`` (arrays of any shape; inner products over all entries). The
+    loop runs on the device without reading a number back: a step along a direction of
+    non-positive curvature, or once the residual is zero, is a step of length 0. A small fixed
+    ``n_iter`` is a truncated Newton step: it regularizes.
 
     Examples
     --------
     >>> import numpy as np
     >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
-    >>> hvp = lambda vW, vb: (A @ vW, 0 * vb)
-    >>> d_W, _ = conjugate_gradient(hvp, np.array([[1.0], [2.0]]), np.zeros(1), 2, np)
-    >>> np.allclose(A @ d_W, [[1.0], [2.0]])
+    >>> d = conjugate_gradient(lambda v: A @ v, np.array([[1.0], [2.0]]), 2, np)
+    >>> np.allclose(A @ d, [[1.0], [2.0]])
     True
     """
-    d_W, d_b = xp.zeros_like(r_W), xp.zeros_like(r_b)
-    p_W, p_b = r_W, r_b
-    rr = _dot(r_W, r_W, r_b, r_b)
-    stop = rtol * rtol * rr
+    tiny, eps = np.finfo(r.dtype).tiny, np.finfo(r.dtype).eps
+    d, p = xp.zeros_like(r), r
+    rr = xp.vdot(r, r)
     for _ in range(n_iter):
-        if rr <= stop or rr == 0.0:
-            break
-        Hp_W, Hp_b = hvp(p_W, p_b)
-        curvature = _dot(p_W, Hp_W, p_b, Hp_b)
-        if not curvature > 0.0:
-            if not _dot(d_W, d_W, d_b, d_b) > 0.0:  # nothing yet: take the gradient step
-                d_W, d_b = p_W, p_b
-            break
-        step = rr / curvature
-        d_W, d_b = d_W + step * p_W, d_b + step * p_b
-        r_W, r_b = r_W - step * Hp_W, r_b - step * Hp_b
-        rr_new = _dot(r_W, r_W, r_b, r_b)
-        p_W, p_b = r_W + (rr_new / rr) * p_W, r_b + (rr_new / rr) * p_b
+        Hp = hvp(p)
+        curvature = xp.vdot(p, Hp)
+        # curvature below eps^2 of |p|^2 is none: no overflowing step
+        floor = eps * eps * xp.vdot(p, p) + tiny
+        step = xp.where(curvature > floor, rr / xp.maximum(curvature, floor), 0.0)
+        d = d + step * p
+        r = r - step * Hp
+        rr_new = xp.vdot(r, r)
+        p = r + (rr_new / xp.maximum(rr, tiny)) * p
         rr = rr_new
-    return d_W, d_b
+    return d
 
 
 @dataclass
@@ -348,6 +423,8 @@ class NewtonResult:
     n_steps: int
     n_backtracks: int
     losses: list = field(default_factory=list)
+    logits: Any = None
+    probabilities: Any = None
 
 
 def newton_output_layer(
@@ -367,26 +444,47 @@ def newton_output_layer(
     max_backtracks: int = 40,
     penalty_rest: float = 0.0,
     ftol: float = 0.0,
+    proximal: float = 0.0,
 ) -> NewtonResult:
     """Minimize the batch objective over the output layer ``(W, b)`` for a fixed basis ``Phi``.
 
     Each step solves the Newton system approximately with ``cg_iter`` conjugate-gradient
-    iterations on exact Hessian-vector products, then backtracks (factor ``armijo_rho``) until
-    the Armijo condition ``F(x + t d) <= F(x) + armijo_alpha * t * grad.d`` holds. The
-    objective never increases; the phase ends early at a stationary point or when no step
-    length satisfies the condition, or (``ftol > 0``) after a step that decreased ``F`` by
-    less than ``ftol * max(1, |F|)``.
+    iterations on Hessian-vector products from ``d = 0`` (a truncated Newton step), then
+    backtracks (factor ``armijo_rho``) until the Armijo condition
+    ``F(x + t d) <= F(x) + armijo_alpha * t * grad.d`` holds. On a batch of more than
+    :data:`HESSIAN_MIN_SAMPLES` samples the products use an evenly spaced subsample of the
+    batch (subsampled Newton-CG: the gradient and the line search use the whole batch). The
+    truncation is deliberate: the exact Newton step (many CG iterations) fits the output
+    layer to the current basis so closely that training slows down. The objective never increases;
+    the phase ends early at a stationary point or when no step length satisfies the
+    condition, or (``ftol > 0``) before a step whose predicted decrease ``-grad.d / 2`` (the
+    decrease of the quadratic model for a CG or Newton step) is below ``ftol * max(1, |F|)``:
+    once the output layer is near its optimum for a slowly changing basis, later batches
+    stop after one step.
+
+    ``proximal > 0`` adds ``mu / 2 * ||(W, b) - (W_0, b_0)||^2`` to ``S * F``, with ``mu``
+    ``proximal`` times the mean eigenvalue (trace over dimension) of the Hessian of ``S * F``
+    at the start: the objective of a minibatch plus an isotropic quadratic model of the
+    other ``proximal`` batches' objective around the current layer (a Levenberg-Marquardt
+    damping that does not fade). ``loss`` and ``losses`` are ``F`` without it.
+
+    The basis enters once: the logits, the gradient, the Hessian-vector products and every
+    trial of the line search are a few array operations on ``[Phi, 1]`` and ``[W; b]``; along
+    the line the logits are linear in the step length, so a trial needs no product with the
+    basis.
 
     A softmax output is invariant to adding the same vector to every class column of
     ``(W, b)``: the objective is flat along that direction (up to the penalty), which CG would
-    otherwise wander along. ``(W, b)`` is first centred across the classes (the same model
-    with a smaller penalty) and every step is kept centred, so the phase works in the
-    subspace where the objective is strictly convex (for ``alpha > 0``).
+    otherwise wander along. ``(W, b)`` is
+    first centred across the classes (the same model with a smaller penalty) and every step
+    is kept centred, so the phase works in the subspace where the objective is strictly
+    convex (for ``alpha > 0``).
 
     Returns
     -------
     NewtonResult
-        ``losses`` holds ``F`` before the first step (after centring) and after every step.
+        ``losses`` holds ``F`` before the first step (after centring) and after every step,
+        ``logits`` and ``probabilities`` those of the returned layer on ``Phi``.
 
     Examples
     --------
@@ -399,60 +497,74 @@ def newton_output_layer(
     >>> bool(np.abs(gW).max() < 1e-8 and np.abs(gb).max() < 1e-8)
     True
     """
-    SY = Y if sw is None else Y * sw[:, None]  # weighted targets: CE sum = sum(s*lse) - <SY, Z>
-
-    def value(Z, yz, wsq):  # F from the logits, <SY, Z> and ||W||^2
-        loss = float(_weighted_sum(_log_normalizer(Z, xp), sw)) - yz
-        return (loss + 0.5 * alpha * (wsq + penalty_rest)) / S
-
-    softmax = W.shape[1] > 1
+    k = Y.shape[1]
+    n_params = (Phi.shape[1] + 1) * k
+    stride = max(1, Phi.shape[0] // max(HESSIAN_MIN_SAMPLES,
+                                        HESSIAN_SAMPLES_PER_PARAM * n_params))
+    layer = _OutputLayer(Phi, Y, sw, alpha, xp, stride=stride)
+    T = layer.stack(W, b)
+    softmax = k > 1
     if softmax:  # centre: same probabilities, smaller penalty, no flat direction left
-        W, b = W - W.mean(axis=1, keepdims=True), b - b.mean()
-    Z = output_logits(Phi, W, b)
-    wsq, yz = float((W * W).sum()), float((SY * Z).sum())
-    f = value(Z, yz, wsq)
-    losses = [f]
+        T = T - (T @ layer.ones)[:, None] / k
+    const = 0.5 * alpha * penalty_rest
+
+    def penalty(A, B):
+        return xp.vdot(A, layer.reg * B)
+
+    Z = layer.logits(T)
+    yz = xp.vdot(layer.SY, Z)
+    tt = penalty(T, T)
+    lse, parts = layer.normalizer(Z)
+    f = float(lse - yz + 0.5 * tt) + const
+    P = layer.probabilities(Z, parts)
+    mu = proximal * _mean_curvature(layer, P, alpha) if proximal > 0 else 0.0
+    moved = xp.zeros_like(T)  # T - T_0, for the proximal term mu / 2 ||T - T_0||^2
+    losses = [f / S]
     n_done = n_back = 0
     for _ in range(n_steps):
-        P = probabilities(Z, xp)
-        D = P - Y if sw is None else (P - Y) * sw[:, None]
-        g_W, g_b = (Phi.T @ D + alpha * W) / S, _column_sum(D, xp) / S
-        gg = _dot(g_W, g_W, g_b, g_b)
-        if not gg > 0.0:
-            break
-
-        def hvp(v_W, v_b, P=P):
-            return output_hvp(Phi, P, sw, S, v_W, v_b, alpha, xp)
-
-        d_W, d_b = conjugate_gradient(hvp, -g_W, -g_b, cg_iter, xp)
+        G = layer.gradient(T, P) + mu * moved
+        PC = layer.curvature(P)
+        d = conjugate_gradient(lambda V, PC=PC: layer.hvp(PC, V) + mu * V, -G, cg_iter, xp)
         if softmax:  # remove round-off in the flat direction (a shift of all logits)
-            d_W, d_b = d_W - d_W.mean(axis=1, keepdims=True), d_b - d_b.mean()
-        slope = _dot(g_W, d_W, g_b, d_b)
+            d = d - (d @ layer.ones)[:, None] / k
+        slope = float(xp.vdot(G, d))
         if not slope < 0.0:  # not a descent direction (numerically): use the gradient
-            d_W, d_b, slope = -g_W, -g_b, -gg
-        if -slope <= 1e-15 * max(1.0, abs(f)):  # no decrease left to resolve in float64
+            d, slope = -G, -float(xp.vdot(G, G))
+        if not -slope > max(1e-15, 2.0 * ftol) * max(S, abs(f)):  # nothing worth a step
             break
-        # along the line the logits and <SY, Z> are linear and ||W||^2 quadratic in t
-        dZ = Phi @ d_W + d_b
-        w_d, d_d, y_d = float((W * d_W).sum()), float((d_W * d_W).sum()), float((SY * dZ).sum())
+        # along the line the logits and <SY, Z> are linear and the penalty quadratic in t
+        dZ = layer.logits(d)
+        yd, td, dd = xp.vdot(layer.SY, dZ), penalty(T, d), penalty(d, d)
+        md, d2 = (float(xp.vdot(moved, d)), float(xp.vdot(d, d))) if mu else (0.0, 0.0)
         t = 1.0
         for _ in range(max_backtracks):
-            Z_new, wsq_new = Z + t * dZ, wsq + 2.0 * t * w_d + t * t * d_d
-            f_new = value(Z_new, yz + t * y_d, wsq_new)
-            if f_new <= f + armijo_alpha * t * slope:
+            lse, parts = layer.normalizer(Z + t * dZ)
+            f_new = float(lse - (yz + t * yd) + 0.5 * (tt + 2.0 * t * td + t * t * dd)) + const
+            prox = mu * (t * md + 0.5 * t * t * d2)  # change of the proximal term
+            if f_new + prox <= f + armijo_alpha * t * slope:
                 break
             t *= armijo_rho
             n_back += 1
         else:
             break  # no acceptable step: (numerically) optimal
-        decrease = f - f_new
-        W, b, Z, f, yz = W + t * d_W, b + t * d_b, Z_new, f_new, yz + t * y_d
-        wsq = float((W * W).sum())
-        losses.append(f)
+        T, Z, f, moved = T + t * d, Z + t * dZ, f_new, moved + t * d
+        yz, tt = yz + t * yd, tt + 2.0 * t * td + t * t * dd
+        P = layer.probabilities(Z, parts)
+        losses.append(f / S)
         n_done += 1
-        if decrease <= ftol * max(1.0, abs(f)):
-            break
-    return NewtonResult(W, b, f, n_done, n_back, losses)
+    return NewtonResult(T[:-1], T[-1], f / S, n_done, n_back, losses, Z, P)
+
+
+def _mean_curvature(layer: _OutputLayer, P, alpha: float) -> float:
+    """Trace of the Hessian of ``S * F`` over the number of output-layer parameters."""
+    xp, U = layer.xp, layer.U
+    q = P * (1.0 - P)
+    q = q[:, 0] if q.shape[1] == 1 else q @ layer.ones
+    if layer.s is not None:
+        q = q * layer.s[:, 0]
+    row_sq = (U.multiply(U) if sp.issparse(U) else U * U) @ xp.ones(U.shape[1], dtype=U.dtype)
+    k = P.shape[1]
+    return float(xp.vdot(row_sq, q) + alpha * (U.shape[1] - 1) * k) / (U.shape[1] * k)
 
 
 def identifies_output_layer(Y, sw, n_basis: int, xp) -> bool:

@@ -59,14 +59,18 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     at that fitted output layer, moves the basis. The phase is truncated on purpose: with the
     defaults it does not reach the optimum of an ill-conditioned basis (which may need very
     large output weights) in one batch but approaches it over the iterations, and that
-    regularizes; a much larger ``cg_iter`` tends to train worse. Per minibatch the Adam step
-    comes first and the Newton phase for the new basis second (a fresh network starts with a
-    Newton phase), so the model between batches, and the model returned, always has its
-    output layer fitted to its hidden layers. A minibatch that cannot determine the output
-    layer (fewer samples than ``hidden_layer_sizes[-1] + 1``, the output layer's parameters
-    per output, or a class missing from it) would send the Newton phase to an optimum of the
-    batch alone, far off for the data: such a batch gets the ``"adam"`` step on all layers
-    instead, so with batches that small NGD is exactly Adam. Solver ``"adam"`` trains the
+    regularizes; a much larger ``cg_iter`` (or the exact Newton step) trains worse. Per
+    minibatch the Newton phase comes first and the Adam step on the hidden layers, at the
+    fitted output layer, second: both use the batch's one forward pass (the model returned
+    has its output layer fitted to the hidden layers of one Adam step before). On a minibatch
+    the phase minimizes the batch objective plus a proximal term that models the other
+    ``n / b - 1`` batches around the current output layer (``n / b - 1`` times the batch
+    Hessian's mean eigenvalue times half the squared distance moved), so a small batch moves
+    the layer little: without it a batch of a few samples fits its own optimum and training
+    falls far behind Adam. A full batch has no proximal term. A minibatch that cannot
+    determine the output layer (fewer samples than ``hidden_layer_sizes[-1] + 1``, the output
+    layer's parameters per output, or a class missing from it) gets the ``"adam"`` step on
+    all layers instead, so with batches that small NGD is exactly Adam. Solver ``"adam"`` trains the
     identical network with Adam on all layers, exactly as MLPClassifier does (same
     initialization, minibatches and updates): the baseline.
 
@@ -76,11 +80,12 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     NumPy and CuPy: ``device="gpu"`` trains on a CUDA GPU without a deep-learning framework.
 
     Cost per minibatch of ``b`` samples, basis width ``m`` and ``k`` outputs: one forward and
-    one backward pass (as for Adam) plus about ``newton_steps * (2 * cg_iter + 2)`` products
-    of the ``b x m`` basis (or its transpose) with ``m x k``-sized matrices and as many
-    elementwise passes over ``b x k`` arrays (a backtracking trial needs no product). That
-    does not grow with the hidden layers: it is small next to the forward and backward passes
-    when they are wide, but on a small network an NGD iteration costs several Adam ones.
+    one backward pass (as for Adam) plus, per Newton step, ``2 * cg_iter + 2`` products of
+    the ``b x (m + 1)`` basis (or its transpose) with ``(m + 1) x k`` matrices, a few
+    elementwise passes over ``b x k`` arrays and one ``exp`` of them per line-search trial
+    (the Hessian-vector products of a batch over 1024 samples use a subsample of it). That
+    does not grow with the hidden layers; on the peaks network of the NGD paper an NGD epoch
+    costs about 1.2-1.4 MLPClassifier epochs (``benchmarks/ngd_vs_adam.py``).
 
     Parameters
     ----------
@@ -90,10 +95,14 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers.
     solver : {"ngd", "adam"}, default="ngd"
-        ``"ngd"``: per minibatch, an Adam step on the hidden layers, then Newton steps on the
-        output layer. ``"adam"``: Adam on all layers (MLPClassifier's solver).
+        ``"ngd"``: per minibatch, Newton steps on the output layer, then an Adam step on the
+        hidden layers. ``"adam"``: Adam on all layers (MLPClassifier's solver).
     newton_steps : int, default=5
-        Newton steps on the output layer per minibatch (``"ngd"`` only).
+        Newton steps on the output layer per minibatch, at most (``"ngd"`` only).
+    newton_tol : float, default=1e-4
+        The Newton phase stops before a step whose predicted decrease of the batch objective
+        (half the directional derivative) is below ``newton_tol`` times the objective
+        (``"ngd"`` only); ``0`` always takes ``newton_steps`` steps.
     cg_iter : int, default=3
         Conjugate-gradient iterations per Newton step. Few iterations are deliberate: the
         truncated step regularizes; with ``cg_iter=10`` or more and a small ``alpha``, the
@@ -161,9 +170,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     loss_curve_ : list of float
         Objective per epoch: the mean over the minibatches (weighted by their sizes) of each
         batch's objective; for ``"adam"`` taken before the batch's update (as in
-        MLPClassifier), for ``"ngd"`` after it (after the Newton phase; before it on a batch
-        that got the Adam step instead). With one batch and ``"ngd"`` it is the training
-        objective of the model as it stands.
+        MLPClassifier), for ``"ngd"`` after the Newton phase and before the Adam step on the
+        hidden layers (before the update on a batch that got the Adam step instead).
     validation_scores_ : list of float or None
         Validation accuracy per epoch with ``early_stopping``, else None.
     best_validation_score_ : float or None
@@ -222,6 +230,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         "solver": [StrOptions({"ngd", "adam"})],
         "newton_steps": [Interval(Integral, 1, None, closed="left")],
         "cg_iter": [Interval(Integral, 1, None, closed="left")],
+        "newton_tol": [Interval(Real, 0, None, closed="left")],
         "armijo_alpha": [Interval(Real, 0, 1, closed="neither")],
         "armijo_rho": [Interval(Real, 0, 1, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -250,6 +259,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         solver="ngd",
         newton_steps=5,
         cg_iter=3,
+        newton_tol=1e-4,
         armijo_alpha=1e-4,
         armijo_rho=0.5,
         alpha=1e-4,
@@ -274,6 +284,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.newton_steps = newton_steps
         self.cg_iter = cg_iter
+        self.newton_tol = newton_tol
         self.armijo_alpha = armijo_alpha
         self.armijo_rho = armijo_rho
         self.alpha = alpha
@@ -391,8 +402,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
 
     # -- validation ------------------------------------------------------------------------
     def _check_X(self, X):
-        return validate_data(self, X, accept_sparse=["csr", "csc"], dtype=np.float64,
-                             reset=False)
+        return validate_data(self, X, accept_sparse=["csr", "csc"],
+                             dtype=(np.float64, np.float32), reset=False)
 
     def _hidden_units(self) -> list[int]:
         sizes = self.hidden_layer_sizes
@@ -403,8 +414,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_input(self, X, y, incremental: bool, reset: bool):
         """Validated ``X`` and the class index of every sample (sets/checks ``classes_``)."""
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
-                             reset=reset)
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+                             dtype=(np.float64, np.float32), reset=reset)
         check_classification_targets(y)
         if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
             self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -428,20 +439,23 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             )
         return X, np.asarray(y_idx, dtype=np.intp).ravel()
 
-    def _targets(self, y_idx: np.ndarray) -> np.ndarray:
-        """0/1 column (two classes) or one-hot rows, as float64."""
+    def _targets(self, y_idx: np.ndarray, dtype=np.float64) -> np.ndarray:
+        """0/1 column (two classes) or one-hot rows."""
         if len(self.classes_) == 2:
-            return y_idx.astype(np.float64)[:, None]
-        return np.eye(len(self.classes_))[y_idx]
+            return y_idx.astype(dtype)[:, None]
+        return np.eye(len(self.classes_), dtype=dtype)[y_idx]
 
     # -- training --------------------------------------------------------------------------
-    def _initialize(self, layer_units: list[int], rng) -> None:
+    def _initialize(self, layer_units: list[int], rng, dtype) -> None:
         self.n_iter_ = 0
         self.t_ = 0
         self.n_outputs_ = layer_units[-1]
         self.n_layers_ = len(layer_units)
         self.out_activation_ = "logistic" if layer_units[-1] == 1 else "softmax"
-        self.coefs_, self.intercepts_ = glorot_uniform_init(layer_units, self.activation, rng)
+        coefs, intercepts = glorot_uniform_init(layer_units, self.activation, rng)
+        # float32 input trains in float32, as in MLPClassifier
+        self.coefs_ = [c.astype(dtype, copy=False) for c in coefs]
+        self.intercepts_ = [b.astype(dtype, copy=False) for b in intercepts]
         self._adam = None
         self.loss_curve_ = []
         self._no_improvement_count = 0
@@ -468,14 +482,15 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
         X, y_idx = self._validate_input(X, y, incremental, reset=first_pass)
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype,
+                                                 ensure_non_negative=True)
         if self.early_stopping and incremental:
             raise ValueError("partial_fit does not support early_stopping=True")
         n_classes = len(self.classes_)
         layer_units = [X.shape[1], *hidden, 1 if n_classes == 2 else n_classes]
         rng = check_random_state(self.random_state)
         if first_pass:
-            self._initialize(layer_units, rng)
+            self._initialize(layer_units, rng, X.dtype)
         elif [c.shape[0] for c in self.coefs_] + [self.coefs_[-1].shape[1]] != layer_units:
             raise ValueError(
                 "the network of the previous fit has layer sizes "
@@ -519,7 +534,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             batch_size = int(np.clip(self.batch_size, 1, n_samples))
 
         X_dev = _to_device(X.tocsr() if sp.issparse(X) else X, xp)
-        Y_dev = xp.asarray(self._targets(y_idx))
+        Y_dev = xp.asarray(self._targets(y_idx, X.dtype))
         sw_dev = None if sw is None else xp.asarray(sw)
         coefs = [xp.asarray(c) for c in self.coefs_]
         intercepts = [xp.asarray(b) for b in self.intercepts_]
@@ -531,7 +546,6 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             adam = (AdamState.zeros_like(coefs[:-1] + intercepts[:-1], xp),
                     AdamState.zeros_like(coefs[-1:] + intercepts[-1:], xp))
         sample_idx = np.arange(n_samples)
-        fit_output_first = self.t_ == 0  # a fresh network: fit its output layer first
 
         try:
             self.n_iter_ = 0
@@ -546,9 +560,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                     S = float(batch.stop - batch.start) if swb is None else float(swb.sum())
                     if not S > 0:
                         continue
-                    loss = self._batch_step(Xb, Yb, swb, S, coefs, intercepts, adam, xp,
-                                            fit_output_first)
-                    fit_output_first = False
+                    rest = n_samples / (batch.stop - batch.start) - 1.0
+                    loss = self._batch_step(Xb, Yb, swb, S, coefs, intercepts, adam, xp, rest)
                     accumulated += loss * (batch.stop - batch.start)
                 self.n_iter_ += 1
                 self.t_ += n_samples
@@ -592,46 +605,49 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         self._adam = tuple(state.to(backend.asnumpy) for state in adam)
 
     def _batch_step(self, Xb, Yb, swb, S, coefs, intercepts, adam, xp,
-                    fit_output_first: bool = False) -> float:
+                    rest: float = 0.0) -> float:
         """Update the parameters (in place in the lists) on one minibatch; return its loss.
 
         ``"adam"``: one Adam step on all layers; the loss is taken before it (as in
-        MLPClassifier). ``"ngd"``: one Adam step on the hidden layers, then the Newton phase
-        on the output layer for the new basis; the loss is taken after it, so the model
-        between batches always has its output layer fitted to its hidden layers. Over a run
-        this is the alternation "Newton phase, then Adam step at the fitted output layer";
-        ``fit_output_first`` adds the Newton phase that precedes the very first Adam step.
-        A batch that does not identify the output layer (:func:`identifies_output_layer`)
-        gets the ``"adam"`` step instead.
+        MLPClassifier). ``"ngd"``: the Newton phase on the output layer for the batch's
+        basis, then one Adam step on the hidden layers at the fitted output layer, both from
+        one forward pass; the loss is taken between the two (after the Newton phase, before
+        the hidden layers move). A batch that does not identify the output layer
+        (:func:`identifies_output_layer`) gets the ``"adam"`` step instead.
+
+        ``rest``: the rest of the training data in batches (``n / b - 1``). A minibatch's
+        optimum is not the data's: the Newton phase adds the proximal term
+        ``rest * c / 2 * ||(W, b) - (W_0, b_0)||^2`` (``c`` the batch Hessian's mean
+        eigenvalue, :func:`newton_output_layer`), an isotropic quadratic model of the other
+        batches' objective around the current layer, which keeps the output layer near the
+        current one when the batch is a small part of the data (no proximal term with one
+        batch).
         """
         acts = forward_hidden(Xb, coefs, intercepts, self.activation, xp)
         if self.solver == "adam" or not identifies_output_layer(Yb, swb, acts[-1].shape[1],
                                                                  xp):
             Z = output_logits(acts[-1], coefs[-1], intercepts[-1])
             loss = network_loss(Z, Yb, swb, S, coefs, self.alpha, xp)
-            self._adam_step(acts, Z, Yb, swb, S, coefs, intercepts, adam, xp, output=True)
+            self._adam_step(acts, logit_gradient(Z, Yb, swb, xp), S, coefs, intercepts, adam,
+                            xp, output=True)
             return loss
-        if len(coefs) > 1:
-            if fit_output_first:
-                self._newton_phase(acts[-1], Yb, swb, S, coefs, intercepts, xp)
-            Z = output_logits(acts[-1], coefs[-1], intercepts[-1])
-            self._adam_step(acts, Z, Yb, swb, S, coefs, intercepts, adam, xp, output=False)
-            acts = forward_hidden(Xb, coefs, intercepts, self.activation, xp)
-        return self._newton_phase(acts[-1], Yb, swb, S, coefs, intercepts, xp)
-
-    def _newton_phase(self, Phi, Yb, swb, S, coefs, intercepts, xp) -> float:
-        rest = sum(float((W * W).sum()) for W in coefs[:-1])
+        penalty_rest = sum(float((W * W).sum()) for W in coefs[:-1])
         res = newton_output_layer(
-            Phi, Yb, swb, S, coefs[-1], intercepts[-1], self.alpha, xp,
-            n_steps=self.newton_steps, cg_iter=self.cg_iter,
-            armijo_alpha=self.armijo_alpha, armijo_rho=self.armijo_rho, penalty_rest=rest,
+            acts[-1], Yb, swb, S, coefs[-1], intercepts[-1], self.alpha, xp,
+            n_steps=self.newton_steps, cg_iter=self.cg_iter, armijo_alpha=self.armijo_alpha,
+            armijo_rho=self.armijo_rho, penalty_rest=penalty_rest, ftol=self.newton_tol,
+            proximal=rest,
         )
         coefs[-1], intercepts[-1] = res.W, res.b
+        if len(coefs) > 1:
+            D = res.probabilities - Yb
+            self._adam_step(acts, D if swb is None else D * swb[:, None], S, coefs,
+                            intercepts, adam, xp, output=False)
         return res.loss
 
-    def _adam_step(self, acts, Z, Yb, swb, S, coefs, intercepts, adam, xp, output: bool):
-        """One Adam step on the hidden layers, and on the output layer too if ``output``."""
-        D = logit_gradient(Z, Yb, swb, xp)
+    def _adam_step(self, acts, D, S, coefs, intercepts, adam, xp, output: bool):
+        """One Adam step on the hidden layers, and on the output layer too if ``output``
+        (``D``: gradient of the weighted loss sum in the logits)."""
         g_W, g_b = backprop(acts, coefs, D, S, self.alpha, self.activation, xp)
         hyper = (self.learning_rate_init, self.beta_1, self.beta_2, self.epsilon, xp)
         adam_update(coefs[:-1] + intercepts[:-1], g_W[:-1] + g_b[:-1], adam[0], *hyper)
