@@ -8,6 +8,8 @@ DeepICEMaxoutClassifier
     Two-layer maxout network with the provably minimal number of training errors.
 ThresholdNetLasso, ThresholdNetLassoRegressor
     Threshold-activation networks trained to the global optimum of their convex (Lasso) form.
+ThresholdNetLassoCV, ThresholdNetLassoRegressorCV
+    The same with beta chosen by cross-validation along a certified regularization path.
 MRCCCG
     0-1 minimax risk classifier with a certified worst-case error bound.
 NGDClassifier
@@ -18,7 +20,12 @@ from .linear import ICEClassifier
 from .maxout import DeepICEMaxoutClassifier
 from .mrc import MRCCCG
 from .ngd import NGDClassifier
-from .threshold import ThresholdNetLasso, ThresholdNetLassoRegressor
+from .threshold import (
+    ThresholdNetLasso,
+    ThresholdNetLassoCV,
+    ThresholdNetLassoRegressor,
+    ThresholdNetLassoRegressorCV,
+)
 
 __version__ = "0.1.0.dev0"
 
@@ -28,6 +35,8 @@ __all__ = [
     "ICEClassifier",
     "NGDClassifier",
     "ThresholdNetLasso",
+    "ThresholdNetLassoCV",
     "ThresholdNetLassoRegressor",
+    "ThresholdNetLassoRegressorCV",
     "__version__",
 ]

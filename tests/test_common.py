@@ -9,7 +9,9 @@ from exactclf import (
     ICEClassifier,
     NGDClassifier,
     ThresholdNetLasso,
+    ThresholdNetLassoCV,
     ThresholdNetLassoRegressor,
+    ThresholdNetLassoRegressorCV,
 )
 
 # Exact searches must be bounded on the checks' data (up to 300 x 10): a candidate budget.
@@ -18,6 +20,9 @@ INSTANCES = [
     DeepICEMaxoutClassifier(max_candidates=20000, device="cpu"),
     ThresholdNetLasso(n_arrangements=50, arrangements="sample", random_state=0),
     ThresholdNetLassoRegressor(n_arrangements=50, arrangements="sample", random_state=0),
+    ThresholdNetLassoCV(betas=3, cv=3, n_arrangements=50, arrangements="sample", random_state=0),
+    ThresholdNetLassoRegressorCV(betas=3, cv=3, n_arrangements=50, arrangements="sample",
+                                 random_state=0),
     MRCCCG(device="cpu", random_state=0),
     NGDClassifier(hidden_layer_sizes=(8,), max_iter=20, device="cpu", random_state=0),
 ]

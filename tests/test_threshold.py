@@ -2,6 +2,7 @@
 
 import itertools
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -518,13 +519,25 @@ def test_tiny_tol_does_not_crash(tol):
     assert clf.objective_ - clf.dual_gap_ <= ref.objective_ + 1e-12
 
 
-def test_ipm_survives_an_indefinite_newton_matrix(monkeypatch):
-    """Item 7: when the Cholesky factorization fails outright the method stops at its best
-    iterate and the fallback chain certifies the optimum."""
-    def fail(*args, **kwargs):
-        raise np.linalg.LinAlgError("not positive definite")
+def test_ipm_failure_falls_back_and_certifies(monkeypatch):
+    """Item 7: when the interior-point solver returns no usable point (non-finite), the
+    fallback chain certifies the optimum; nothing is taken from the failed solve."""
+    import piqp
 
-    monkeypatch.setattr(solvers_module.linalg, "cho_factor", fail)
+    class Broken:
+        def __init__(self):
+            self.settings = SimpleNamespace()
+
+        def setup(self, P, c, G, h_l, h_u):
+            n, m = len(c), G.shape[0]
+            self.result = SimpleNamespace(x=np.full(n, np.nan), z_u=np.zeros(m),
+                                          z_l=np.zeros(m), s_u=np.ones(m), s_l=np.ones(m),
+                                          info=SimpleNamespace(iter=1))
+
+        def solve(self):
+            return None
+
+    monkeypatch.setattr(piqp, "DenseSolver", Broken)
     X, y = small_data("gaussian")
     clf = ThresholdNetLasso(beta=0.05, arrangements="exact", solver="ipm", tol=1e-9,
                             max_iter=100000).fit(X, y)
@@ -551,7 +564,7 @@ def test_unrealizable_neuron_is_repaired_not_certified(monkeypatch):
     """Item 4: a pattern float64 cannot realize keeps the separator's best plane; the
     certificate is recomputed on the returned network (never claimed from the solver's)."""
     from exactclf import _separator
-    from exactclf.threshold import _lasso
+    from exactclf.threshold import _reconstruction
 
     real = _separator.max_margin_separator
 
@@ -562,7 +575,7 @@ def test_unrealizable_neuron_is_repaired_not_certified(monkeypatch):
             raise _separator.UnrealizableLabeling("thin", (a, shifted), Z @ a + shifted > 0, 1)
         return a, b
 
-    monkeypatch.setattr(_lasso, "max_margin_separator", flaky)
+    monkeypatch.setattr(_reconstruction, "max_margin_separator", flaky)
     X, y = small_data("gaussian")
     y = np.zeros(8, int)
     y[[0, 5]] = 1

@@ -25,3 +25,26 @@ class ThresholdFit:
 
     def track_objective(self):
         return self._fit().objective_
+
+
+class ThresholdCV:
+    """ThresholdNetLassoCV on Haberman (306 x 3): 8 betas, 3 folds, 300 hyperplanes."""
+
+    timeout = 600
+
+    def setup(self):
+        from exactclf.datasets import load_haberman
+
+        self.X, self.y = load_haberman(return_X_y=True)
+
+    def _fit(self):
+        from exactclf import ThresholdNetLassoCV
+
+        return ThresholdNetLassoCV(betas=8, cv=3, n_arrangements=300,
+                                   random_state=0).fit(self.X, self.y)
+
+    def time_fit(self):
+        self._fit()
+
+    def track_best_cv_accuracy(self):
+        return float(self._fit().accuracy_path_.mean(axis=1).max())

@@ -15,34 +15,21 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._base import reset_fitted
-from .._geometry import affine_frame
-from .._separator import UnrealizableLabeling, max_margin_separator
-from ._arrangements import (
-    Arrangement,
-    cover_count,
-    deep_patterns,
-    exact_cost,
-    exact_patterns,
-    sample_patterns,
-    unique_columns,
-)
+from ._arrangements import Arrangement, unique_columns
 from ._closed_form import closed_form_fit, complete_dual_norm, layer_cake
-from ._solvers import GAP_FLOOR_RTOL, duality_gap, resolve_solver, solve_lasso
+from ._losses import LOSSES
+from ._path import solve_problem
+from ._problem import LassoProblem, build_problem
+from ._reconstruction import FirstLayer, build_network
+from ._solvers import GAP_FLOOR_RTOL, duality_gap, resolve_solver
 
 __all__ = ["ThresholdNetLasso", "ThresholdNetLassoRegressor"]
-
-#: exact enumeration is refused above this much work (hyperplanes x labelings of their
-#: points; measured about 1.5e5 per second, so about a minute)
-_MAX_EXACT_COST = 10**7
-#: ... or above this many patterns times points (the dense design matrix)
-_MAX_EXACT_ENTRIES = 5 * 10**7
 
 
 class _ThresholdNetBase(BaseEstimator):
     """Shared fit / forward pass of the classifier and the regressor."""
 
     _common_constraints: dict = {
-        "beta": [Interval(Real, 0, None, closed="neither")],
         "arrangements": [StrOptions({"auto", "exact", "sample"})],
         "n_arrangements": [Interval(Integral, 1, None, closed="left")],
         "reconstruction": [StrOptions({"svm", "pi"})],
@@ -54,116 +41,65 @@ class _ThresholdNetBase(BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+    _single_target = False
 
     # -- fit -------------------------------------------------------------------------------
     def _fit_targets(self, X, Y, sw, loss):
         """Fit on validated ``X`` (n x d), targets ``Y`` (n x K), weights ``sw``."""
         t0 = time.perf_counter()
+        problem = self._problem(X, Y, sw, loss)
+        if problem.mode == "closed_form":
+            self._fit_closed_form(problem, self.beta, t0)
+        else:
+            self._fit_problem(problem, self.beta, problem.first_layer(self.reconstruction),
+                              t0=t0)
+        return self
+
+    def _problem(self, X, Y, sw, loss) -> LassoProblem:
+        """The Lasso of the training data (its dictionary does not depend on ``beta``)."""
         sizes = () if self.hidden_layer_sizes is None else tuple(self.hidden_layer_sizes)
         if not all(isinstance(m, Integral) and m >= 1 for m in sizes):
             raise ValueError(f"hidden_layer_sizes must hold positive integers, got "
                              f"{self.hidden_layer_sizes!r}.")
-        keep = sw > 0
-        X, Y, sw = X[keep], Y[keep], sw[keep]
-        uniform = bool(np.all(sw == sw[0]))
         if self.solver != "closed_form":
             resolve_solver(self.solver, loss, True)  # impossible loss/solver pairs raise
-        U, inverse = np.unique(X, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-        frame = affine_frame(U)
-        Z = frame.transform(U)
-        n_u, r = Z.shape
-        complete = n_u == r + 1
-        closed_ok = (complete and loss == "squared" and not sizes and n_u == len(X) and uniform
-                     and self.solver in ("auto", "closed_form"))
-        if self.solver == "closed_form" and not closed_ok:
-            raise ValueError(
-                "solver='closed_form' needs a complete arrangement (distinct, affinely "
-                f"independent points: here {n_u} unique points of affine dimension {r}), "
-                "loss='squared', equal sample weights and no hidden_layer_sizes; use "
-                "solver='auto'."
-            )
-        self.n_patterns_total_ = cover_count(n_u, r)
-        rng = check_random_state(self.random_state)
-        if closed_ok and self.arrangements != "sample":
-            return self._fit_closed_form(X, Y, sw, Z, frame, inverse, t0)
+        return build_problem(X, Y, sw, loss, arrangements=self.arrangements,
+                             n_arrangements=self.n_arrangements, hidden_layer_sizes=sizes,
+                             rng=check_random_state(self.random_state), solver=self.solver,
+                             name=type(self).__name__)
 
-        mode = self._choose_mode(n_u, r)
-        arr = exact_patterns(Z) if mode == "exact" else sample_patterns(
-            Z, self.n_arrangements, rng)
-        layers = []
-        dictionary = arr.patterns
-        for fan_in in sizes:
-            layer = deep_patterns(dictionary, fan_in, self.n_arrangements, rng)
-            layers.append(layer)
-            dictionary = layer.patterns
-        # merge samples that the network cannot tell apart into one weighted row: same
-        # point (squared loss: targets averaged, a constant split off) or same point and
-        # targets (other losses); repeated samples and integer weights give one problem
-        if loss == "squared":
-            groups, g_inv = np.unique(inverse), inverse
-            c = np.bincount(g_inv, weights=sw)
-            Yg = np.column_stack([np.bincount(g_inv, weights=sw * Y[:, k]) for k in
-                                  range(Y.shape[1])]) / c[:, None]
-            # per output: the squared loss of the samples around their group's mean
-            const = 0.5 * (np.sum(sw[:, None] * Y**2, axis=0) - np.sum(c[:, None] * Yg**2,
-                                                                       axis=0))
-            point = groups
-        else:
-            keys = np.column_stack([inverse, Y])
-            _, first, g_inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-            g_inv = g_inv.ravel()
-            c = np.bincount(g_inv, weights=sw)
-            Yg, point, const = Y[first], inverse[first], np.zeros(Y.shape[1])
+    def _fit_problem(self, problem: LassoProblem, beta: float, first: FirstLayer, w0=None,
+                     t0=None):
+        """Solve the Lasso of ``problem`` at ``beta`` (warm started from ``w0``, dictionary x
+        outputs, where the solver can use it), build the network from ``first`` and certify
+        it. Returns the solver's weights (dictionary x outputs)."""
+        t0 = time.perf_counter() if t0 is None else t0
+        D, c = problem.D, problem.c
         solver = self.solver if self.solver != "closed_form" else "auto"
-        D = dictionary[point].astype(np.float64)
-        solver = resolve_solver(solver, loss, bool(np.all(c == c[0])), D.shape)
+        solver = resolve_solver(solver, problem.loss, bool(np.all(c == c[0])), D.shape)
         if self.verbose:
-            print(f"{type(self).__name__}: {mode} arrangement, {D.shape[1]} patterns of "
-                  f"{n_u} unique points (dimension {r}); solver {solver}")
-        W = np.zeros((D.shape[1], Y.shape[1]))
-        objective, lower, n_iter = 0.0, np.zeros(Y.shape[1]), 0
-        for k in range(Y.shape[1]):
-            w, it, primal, gap, _ = solve_lasso(D, Yg[:, k], self.beta, loss, solver, c,
-                                                tol=self.tol, max_iter=self.max_iter)
-            W[:, k] = w
-            objective += const[k] + primal
-            # primal - gap is the dual objective at a point checked feasible for the whole
-            # dictionary: a bound that holds for every network, the returned one included
-            lower[k] = const[k] + primal - gap
-            n_iter += it
-        self.arrangements_ = mode
+            print(f"{type(self).__name__}: {problem.mode} arrangement, {D.shape[1]} patterns "
+                  f"of {len(problem.Z)} unique points (dimension {problem.Z.shape[1]}); "
+                  f"solver {solver}, beta={beta:g}")
+        W, objective, lower, n_iter = solve_problem(problem, beta, solver, self.tol,
+                                                    self.max_iter, w0)
+        self.arrangements_ = problem.mode
         self.solver_ = solver
         self.n_patterns_ = D.shape[1]
+        self.n_patterns_total_ = problem.n_patterns_total
         self.n_iter_ = n_iter
-        repaired = self._build_network(X, Z, frame, arr, layers, W, inverse)
-        self._finish(X, Y, sw, loss, lower, mode == "exact" and not sizes,
+        repaired = self._set_network(first, problem.layers, W)
+        self._finish(problem, beta, lower, problem.mode == "exact" and not problem.layers,
                      None if repaired else objective, t0)
-        return self
+        return W
 
-    def _choose_mode(self, n_u, r):
-        count = self.n_patterns_total_
-        cost = exact_cost(n_u, r)
-        feasible = cost <= _MAX_EXACT_COST and count * n_u <= _MAX_EXACT_ENTRIES
-        if self.arrangements == "exact":
-            if not feasible:
-                raise ValueError(
-                    f"{type(self).__name__}(arrangements='exact'): {n_u} unique points in "
-                    f"affine dimension {r} have up to {count:.3g} arrangement patterns "
-                    f"(Cover's count), enumerated in about {cost:.3g} steps: far too many. "
-                    "Use arrangements='sample' (n_arrangements random hyperplanes), or "
-                    "reduce the number of features or samples."
-                )
-            return "exact"
-        if self.arrangements == "auto" and feasible and count <= self.n_arrangements:
-            return "exact"
-        return "sample"
-
-    def _fit_closed_form(self, X, Y, sw, Z, frame, inverse, t0):
-        beta = self.beta / sw[0]
+    def _fit_closed_form(self, problem: LassoProblem, beta: float, t0=None):
+        t0 = time.perf_counter() if t0 is None else t0
+        X, Y, sw, inverse = problem.X, problem.Y, problem.sw, problem.inverse
+        scaled = beta / sw[0]
         cols, blocks = [], []
         for k in range(Y.shape[1]):
-            P, w = layer_cake(closed_form_fit(Y[:, k], beta))
+            P, w = layer_cake(closed_form_fit(Y[:, k], scaled))
             cols.append(P)
             blocks.append((k, w))
         allP = np.hstack([np.ones((len(X), 1), dtype=bool)] + cols)
@@ -179,143 +115,58 @@ class _ThresholdNetBase(BaseEstimator):
         for k in range(Y.shape[1]):
             # the residual is a dual point; its feasibility is checked against every 0/1
             # pattern (the dictionary is complete), not only against the ones used
-            p, g = duality_gap(D, Y[:, k], W[:, k], self.beta, "squared", sw,
+            p, g = duality_gap(D, Y[:, k], W[:, k], beta, "squared", sw,
                                dual_norm=complete_dual_norm)
             objective += p
             lower[k] = p - g
         self.arrangements_ = "closed_form"
         self.solver_ = "closed_form"
         self.n_patterns_ = 2 ** len(X) - 1
+        self.n_patterns_total_ = problem.n_patterns_total
         self.n_iter_ = 0
-
-        # patterns are indexed like X; the network is built on the unique points U
+        # patterns are indexed like X; the network is built on the unique points
         arr = Arrangement(patterns[np.argsort(inverse)], None, True)
-        repaired = self._build_network(X, Z, frame, arr, [], W, inverse)
-        self._finish(X, Y, sw, "squared", lower, True, None if repaired else objective, t0)
-        return self
+        first_layer = FirstLayer(X, problem.Z, problem.frame, arr, inverse,
+                                 self.reconstruction)
+        repaired = self._set_network(first_layer, (), W)
+        self._finish(problem, beta, lower, True, None if repaired else objective, t0)
 
-    # -- network reconstruction --------------------------------------------------------------
-    def _layer1_neuron(self, Z, frame, pattern, plane):
-        """``(coef, intercept, exact)`` of a first-layer neuron firing on ``pattern``;
-        ``exact`` False when float64 cannot realize the pattern (its margin is below
-        rounding): the plane is then the separator's best attempt."""
-        Zh = np.hstack([Z, np.ones((len(Z), 1))])
-        if pattern.all():
-            return np.zeros(frame.mean.shape[0]), 1.0, True
-        if self.reconstruction == "pi":
-            g, *_ = np.linalg.lstsq(Zh, pattern.astype(np.float64), rcond=None)
-            if np.max(np.abs(Zh @ g - pattern)) < 0.25:
-                return *frame.to_original(g[:-1], g[-1] - 0.5), True
-            if plane is not None:
-                return *frame.to_original(plane[:-1], plane[-1]), True
-        return self._separator_neuron(Z, frame, pattern)
-
-    @staticmethod
-    def _separator_neuron(Z, frame, pattern):
-        try:
-            a, b = max_margin_separator(Z, pattern)
-        except UnrealizableLabeling as exc:
-            return *frame.to_original(*exc.plane), False
-        return *frame.to_original(a, b), True
-
-    def _build_network(self, X, Z, frame, arr, layers, W, inverse):
-        """Keep the neurons that the output uses (and their ancestors); reconstruct the
-        first layer's hyperplanes; check that the network reproduces every pattern.
-
-        Returns the number of first-layer neurons whose pattern float64 could not realize
-        (each kept with the separator's best plane; the network then differs from the
-        solver's, and only the certificate recomputed on it holds)."""
-        active = np.flatnonzero(np.any(W != 0, axis=1))
-        if active.size == 0:
-            active = np.array([0])
-        needed = [active]
-        for layer in reversed(layers):
-            par = np.unique(layer.parents[needed[0]].ravel())
-            needed.insert(0, par if par.size else np.array([0]))
-        # layer 1
-        idx1 = needed[0]
-        coefs, intercepts = [], []
-        C1 = np.zeros((X.shape[1], len(idx1)))
-        c1 = np.zeros(len(idx1))
-        exact = np.ones(len(idx1), dtype=bool)
-        for j, p in enumerate(idx1):
-            plane = None if arr.planes is None else arr.planes[:, p]
-            C1[:, j], c1[j], exact[j] = self._layer1_neuron(Z, frame, arr.patterns[:, p],
-                                                            plane)
-        target = arr.patterns[inverse][:, idx1]
-        H = X @ C1 + c1 >= 0
-        bad = np.flatnonzero(exact & (H != target).any(axis=0))
-        for j in bad:  # rounding on a sampled plane (or in the original units): use the
-            # max-margin one
-            C1[:, j], c1[j], exact[j] = self._separator_neuron(Z, frame,
-                                                               arr.patterns[:, idx1[j]])
-        coefs.append(C1)
-        intercepts.append(c1)
-        prev_idx = idx1
-        H = X @ C1 + c1 >= 0
-        # a plane realized in the frame can still lose a point in the original units
-        exact &= (H == target).all(axis=0)
-        for layer, idx in zip(layers, needed[1:], strict=True):
-            pos = {int(p): i for i, p in enumerate(prev_idx)}
-            C = np.zeros((len(prev_idx), len(idx)))
-            c = np.zeros(len(idx))
-            for j, q in enumerate(idx):
-                if q == 0:
-                    c[j] = 1.0
-                    continue
-                for par, a in zip(layer.parents[q], layer.weights[q], strict=True):
-                    C[pos[int(par)], j] += 2.0 * a
-                c[j] = layer.bias[q] - layer.weights[q].sum()
-            coefs.append(C)
-            intercepts.append(c)
-            H = H @ C + c >= 0
-            target = layer.patterns[inverse][:, idx]
-            prev_idx = idx
-        n_repaired = int(np.count_nonzero(~exact))
-        if n_repaired == 0 and not np.array_equal(H, target):
-            raise RuntimeError(
-                f"internal error: the reconstructed {type(self).__name__} does not reproduce "
-                "its arrangement patterns on the training data; please report this data"
-            )
-        self.hidden_coefs_ = coefs
-        self.hidden_intercepts_ = intercepts
-        self._W = W[needed[-1]]
-        self.n_neurons_ = len(needed[-1])
-        if n_repaired:
+    def _set_network(self, first, layers, W):
+        """Reconstruct the network that ``W`` selects; returns the number of first-layer
+        neurons whose pattern float64 could not realize (each kept with the separator's best
+        plane; the network then differs from the solver's, and only the certificate
+        recomputed on it holds)."""
+        net = build_network(first, list(layers), W)
+        self.hidden_coefs_ = net.coefs
+        self.hidden_intercepts_ = net.intercepts
+        self.coef_ = net.W.T.copy()
+        self.n_neurons_ = net.W.shape[0]
+        if net.n_repaired:
             warnings.warn(
-                f"{type(self).__name__}: {n_repaired} hidden neuron(s) of the optimal network "
-                "separate training points by a margin below float64's resolution; each is "
-                "replaced by the nearest plane float64 represents, so the returned network "
-                "differs from the optimal one on some training points (see is_optimal_ and "
-                "dual_gap_, recomputed on the returned network).",
+                f"{type(self).__name__}: {net.n_repaired} hidden neuron(s) of the optimal "
+                "network separate training points by a margin below float64's resolution; "
+                "each is replaced by the nearest plane float64 represents, so the returned "
+                "network differs from the optimal one on some training points (see "
+                "is_optimal_ and dual_gap_, recomputed on the returned network).",
                 ConvergenceWarning,
                 stacklevel=4,
             )
-        return n_repaired
+        return net.n_repaired
 
-    def _finish(self, X, Y, sw, loss, lower, complete, expected, t0):
+    def _finish(self, problem, beta, lower, complete, expected, t0):
         """Certify the returned network: its objective recomputed from ``predict``'s
         arithmetic on the training data, against the dual lower bounds ``lower`` (one per
         output). ``complete``: the dictionary holds every pattern, so the bounds hold over
         all networks. ``expected``: the solver's objective, which the network must
         reproduce (None when neurons were repaired)."""
-        self.coef_ = self._W.T.copy()
-        del self._W
+        X, Y, sw, loss = problem.X, problem.Y, problem.sw, problem.loss
         F = self._hidden(X) @ self.coef_.T
         realized = np.zeros(Y.shape[1])
         loss0 = np.zeros(Y.shape[1])
         for k in range(Y.shape[1]):
-            f, y = F[:, k], Y[:, k]
-            if loss == "squared":
-                realized[k] = 0.5 * np.sum(sw * (f - y) ** 2)
-                loss0[k] = 0.5 * np.sum(sw * y**2)
-            elif loss == "logistic":
-                realized[k] = np.sum(sw * np.logaddexp(0.0, -y * f))
-                loss0[k] = np.log(2.0) * np.sum(sw)
-            else:
-                realized[k] = np.sum(sw * np.maximum(0.0, 1.0 - y * f))
-                loss0[k] = np.sum(sw)
-        realized += self.beta * np.abs(self.coef_).sum(axis=1)
+            realized[k] = LOSSES[loss].value(F[:, k], Y[:, k], sw).sum()
+            loss0[k] = LOSSES[loss].value(np.zeros(len(sw)), Y[:, k], sw).sum()
+        realized += beta * np.abs(self.coef_).sum(axis=1)
         objective = float(realized.sum())
         if expected is not None and not np.isclose(objective, expected, rtol=1e-9, atol=1e-9):
             raise RuntimeError(
@@ -343,6 +194,8 @@ class _ThresholdNetBase(BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        if self._single_target:
+            self.coef_ = self.coef_[0]
         self.fit_time_ = time.perf_counter() - t0
 
     # -- forward pass ----------------------------------------------------------------------
@@ -368,10 +221,12 @@ class _ThresholdNetBase(BaseEstimator):
         return self._hidden(X)
 
 
-_DOC_PARAMS = """
+_DOC_BETA = """
     beta : float, default=1e-3
         Weight-decay strength; in the convex program the ``l1`` penalty on the output
-        weights (larger: fewer neurons).
+        weights (larger: fewer neurons)."""
+
+_DOC_PARAMS = """
     arrangements : {"auto", "exact", "sample"}, default="auto"
         Which hyperplane-arrangement patterns form the dictionary. ``"exact"``: all of them,
         enumerated by the degenerate-safe dichotomy enumerator (refused with an error when
@@ -397,13 +252,13 @@ _DOC_PARAMS = """
     solver : {"auto", "closed_form", "ipm", "lars", "skglm", "sklearn", "highs"}, \
 default="auto"
         Lasso solver. ``"auto"``: squared loss, the closed form on complete arrangements,
-        else ``"ipm"`` while its Newton matrix (``min(n_points, n_patterns)`` squared) has
-        at most ``2.5e7`` entries, else ``"lars"``. ``"ipm"``: a primal-dual interior-point
-        method on the Lasso's dual QP, unaffected by the degeneracy of arrangement designs
-        (0/1 entries, tied correlations, a pattern plus its complement equal to the bias
-        column), then the HiGHS simplex moves its solution to a vertex of the optimal face
-        (at most ``rank`` neurons, same objective); the fastest measured on these designs,
-        see ``benchmarks/threshold_solvers.py``. ``"lars"``: the exact LARS-Lasso
+        else ``"ipm"`` while its Newton matrix (``n_points`` squared) has at most ``2.5e7``
+        entries, else ``"lars"``. ``"ipm"``: PIQP's dense interior-point method on the
+        Lasso's dual QP (one variable per point), unaffected by the degeneracy of arrangement
+        designs (0/1 entries, tied correlations, a pattern plus its complement equal to the
+        bias column), then the HiGHS simplex moves its solution to a vertex of the optimal
+        face (at most ``rank`` neurons, same objective); the fastest measured on these
+        designs, see ``benchmarks/threshold_solvers.py``. ``"lars"``: the exact LARS-Lasso
         homotopy, which may break down on degenerate designs. Either one that misses
         ``tol`` hands the problem to the other, then to coordinate descent (skglm where
         installed, else scikit-learn), warm started from a usable point. Logistic loss:
@@ -480,6 +335,7 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
 
     Parameters
     ----------
+    {_DOC_BETA}
     {_DOC_PARAMS}
     loss : {{"squared", "logistic", "hinge"}}, default="squared"
         Output loss. ``"hinge"`` (``max(0, 1 - y f)``) is solved exactly as a linear program.
@@ -518,6 +374,7 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
 
     _parameter_constraints: dict = {
         **_ThresholdNetBase._common_constraints,
+        "beta": [Interval(Real, 0, None, closed="neither")],
         "loss": [StrOptions({"squared", "logistic", "hinge"})],
     }
 
@@ -563,22 +420,27 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         -------
         self : ThresholdNetLasso
         """
+        return self._fit_targets(*self._validated(X, y, sample_weight), self.loss)
+
+    def _validated(self, X, y, sample_weight):
+        """``(X, Y, sw)``: validated data, targets in {-1, +1} (one column per class when
+        there are more than two); sets ``classes_`` (after forgetting the previous fit)."""
         reset_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError(f"ThresholdNetLasso needs samples of at least 2 classes; the "
-                             f"data has 1 class: {self.classes_[0]}.")
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"the data has 1 class: {self.classes_[0]}.")
         sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         if len(np.unique(yi[sw > 0])) < 2:
-            raise ValueError("ThresholdNetLasso needs samples of at least 2 classes with "
-                             "positive sample_weight.")
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes "
+                             "with positive sample_weight.")
         if len(self.classes_) == 2:
             Y = (2.0 * yi - 1.0)[:, None]
         else:
             Y = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        return self._fit_targets(X, Y, sw, self.loss)
+        return X, Y, sw
 
     def decision_function(self, X):
         """Network output ``hidden_activations(X) @ coef_.T``: positive for ``classes_[1]`` (two
@@ -621,6 +483,7 @@ class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
 
     Parameters
     ----------
+    {_DOC_BETA}
     {_DOC_PARAMS}
 
     Attributes
@@ -646,7 +509,10 @@ class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
     (True, 4)
     """
 
-    _parameter_constraints: dict = dict(_ThresholdNetBase._common_constraints)
+    _parameter_constraints: dict = {
+        **_ThresholdNetBase._common_constraints,
+        "beta": [Interval(Real, 0, None, closed="neither")],
+    }
 
     def __init__(
         self,
@@ -693,17 +559,18 @@ class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
         -------
         self : ThresholdNetLassoRegressor
         """
+        return self._fit_targets(*self._validated(X, y, sample_weight), "squared")
+
+    def _validated(self, X, y, sample_weight):
+        """``(X, Y, sw)``: validated data and targets as columns (forgets the previous fit)."""
         reset_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
         sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         if not np.any(sw > 0):
-            raise ValueError("ThresholdNetLassoRegressor: every sample weight is zero.")
+            raise ValueError(f"{type(self).__name__}: every sample weight is zero.")
         self._single_target = y.ndim == 1
         Y = y[:, None] if y.ndim == 1 else y
-        self._fit_targets(X, Y.astype(np.float64), sw, "squared")
-        if self._single_target:
-            self.coef_ = self.coef_[0]
-        return self
+        return X, Y.astype(np.float64), sw
 
     def predict(self, X):
         """Network output.

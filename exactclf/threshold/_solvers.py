@@ -7,7 +7,7 @@
 * ``"hinge"``: ``sum_i s_i max(0, 1 - y_i f_i)`` (a linear program, solved by HiGHS).
 
 The duality gap is computed here, never taken from a solver's report: from the primal point
-alone, or from a dual point a solver returns (the interior-point method's iterate, the
+alone, or from a dual point a solver returns (the interior-point method's dual QP solution, the
 hinge LP's row duals), whichever is given. With the Fenchel dual
 
     max_theta  -sum_i L_i^*(-theta_i)   subject to   |D^T theta|_inf <= beta,
@@ -24,26 +24,25 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import linalg
-from threadpoolctl import threadpool_limits
 
-__all__ = ["LOSSES", "SOLVERS", "IPM_MAX_ENTRIES", "GAP_FLOOR_RTOL", "ipm_fits", "skglm_available",
+from ._losses import LOSSES
+
+__all__ = ["SOLVERS", "IPM_MAX_ENTRIES", "GAP_FLOOR_RTOL", "ipm_fits", "skglm_available",
            "primal_objective", "dual_objective", "duality_gap", "solve_lasso", "resolve_solver"]
 
-LOSSES = ("squared", "logistic", "hinge")
 SOLVERS = ("auto", "closed_form", "ipm", "lars", "skglm", "sklearn", "highs")
 #: duality gaps below this fraction of the zero network's loss are rounding noise (the primal
 #: and dual objectives are sums of n terms of that size, each rounded): a smaller ``tol``
 #: cannot be certified, and the solvers stop trying there
 GAP_FLOOR_RTOL = 1e3 * np.finfo(np.float64).eps
-#: the interior-point method runs while its Newton matrix, ``min(n, P)`` squared, has at most
-#: this many entries (200 MB in float64)
+#: the interior-point method runs while its Newton matrix, ``n`` squared (the dual QP has one
+#: variable per point), has at most this many entries (200 MB in float64)
 IPM_MAX_ENTRIES = 25 * 10**6
 
 
 def ipm_fits(shape: tuple[int, int]) -> bool:
     """Whether the interior-point method's Newton matrix for an ``n x P`` design fits."""
-    return min(shape) ** 2 <= IPM_MAX_ENTRIES
+    return shape[0] ** 2 <= IPM_MAX_ENTRIES
 
 
 def skglm_available() -> bool:
@@ -73,7 +72,7 @@ def resolve_solver(solver: str, loss: str, uniform_weights: bool,
         raise ValueError(f"solver={solver!r} solves loss='squared' only, not loss={loss!r}.")
     fits = shape is None or ipm_fits(shape)
     if solver == "ipm" and not fits:
-        m = min(shape)
+        m = shape[0]
         raise ValueError(
             f"solver='ipm' on {shape[0]} training points x {shape[1]} patterns needs a "
             f"{m} x {m} Newton matrix ({8 * m * m / 2**30:.1f} GiB, more than the "
@@ -97,29 +96,9 @@ def resolve_solver(solver: str, loss: str, uniform_weights: bool,
     return "skglm" if use_skglm else "sklearn"
 
 
-def _loss_values(f, y, s, loss):
-    if loss == "squared":
-        return 0.5 * s * (f - y) ** 2
-    if loss == "logistic":
-        return s * np.logaddexp(0.0, -y * f)
-    return s * np.maximum(0.0, 1.0 - y * f)
-
-
 def primal_objective(D, y, w, beta, loss, s) -> float:
     """``L(D w) + beta |w|_1``."""
-    return float(_loss_values(D @ w, y, s, loss).sum() + beta * np.abs(w).sum())
-
-
-def _entropy(p):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = -(p * np.log(p) + (1 - p) * np.log1p(-p))
-    return np.where((p <= 0) | (p >= 1), 0.0, h)
-
-
-#: a dual point of the logistic or hinge loss must have ``theta_i y_i / s_i`` in ``[0, 1]``;
-#: values outside by at most this much are rounding (of ``theta`` computed as ``s y q``) and
-#: are projected onto the interval before feasibility is checked; anything further is an error
-_DOMAIN_ATOL = 1e-12
+    return float(LOSSES[loss].value(D @ w, y, s).sum() + beta * np.abs(w).sum())
 
 
 def dual_objective(D, y, theta, beta, loss, s, dual_norm=None) -> float:
@@ -149,27 +128,11 @@ def dual_objective(D, y, theta, beta, loss, s, dual_norm=None) -> float:
     theta = np.asarray(theta, dtype=np.float64)
     if not np.all(np.isfinite(theta)):
         raise ValueError("dual point with non-finite entries")
-    if loss != "squared":
-        q = theta * y / s
-        if np.any(q < -_DOMAIN_ATOL) or np.any(q > 1.0 + _DOMAIN_ATOL):
-            raise ValueError(
-                f"dual point outside the domain of the {loss} loss's conjugate (theta_i y_i / "
-                f"s_i in [{q.min():.3g}, {q.max():.3g}], must lie in [0, 1]): not a dual "
-                "point, so it bounds nothing"
-            )
-        q = np.clip(q, 0.0, 1.0)
-        theta = y * s * q
+    theta = LOSSES[loss].to_domain(theta, y, s)
     norm = float(np.abs(D.T @ theta).max()) if dual_norm is None else dual_norm(theta)
     if norm > beta:
-        scale = beta / norm
-        theta = theta * scale
-        if loss != "squared":
-            q = q * scale
-    if loss == "squared":
-        return float(np.sum(theta * y - theta**2 / (2.0 * s)))
-    if loss == "logistic":
-        return float(np.sum(s * _entropy(q)))
-    return float(np.sum(s * q))
+        theta = theta * (beta / norm)
+    return LOSSES[loss].dual_value(theta, y, s)
 
 
 def duality_gap(D, y, w, beta, loss, s, theta=None, dual_norm=None) -> tuple[float, float]:
@@ -178,14 +141,9 @@ def duality_gap(D, y, w, beta, loss, s, theta=None, dual_norm=None) -> tuple[flo
     ``theta``: a dual candidate (default: the negative loss gradient at ``D w``, which lies
     in the conjugate's domain); ``dual_norm``: as in :func:`dual_objective`."""
     f = D @ w
-    primal = float(_loss_values(f, y, s, loss).sum() + beta * np.abs(w).sum())
+    primal = float(LOSSES[loss].value(f, y, s).sum() + beta * np.abs(w).sum())
     if theta is None:
-        if loss == "squared":
-            theta = s * (y - f)
-        elif loss == "logistic":
-            theta = s * y * 0.5 * (1.0 - np.tanh(0.5 * y * f))  # s y sigmoid(-y f)
-        else:
-            theta = y * s * (y * f < 1.0)
+        theta = -LOSSES[loss].gradient(f, y, s)
     dual = dual_objective(D, y, theta, beta, loss, s, dual_norm)
     return primal, max(primal - dual, 0.0)
 
@@ -263,112 +221,53 @@ def _solve_lars(D, y, beta, s, max_iter):
 
 
 def _solve_ipm(D, y, beta, s, target, max_iter):
-    """The Lasso's dual QP by a primal-dual interior-point method (Mehrotra predictor-corrector)::
+    """The Lasso's dual QP by PIQP's dense interior-point method::
 
-        min_theta  sum theta^2 / (2 s) - y . theta   s.t.   a = beta - D^T theta >= 0,
-                                                            b = beta + D^T theta >= 0,
+        min_theta  sum theta^2 / (2 s) - y . theta   s.t.   -beta <= D^T theta <= beta,
 
-    with multipliers ``u``, ``v`` >= 0 of the two rows, whose difference is the Lasso's
-    ``w`` (stationarity: ``theta = s (y - D w)``). Each Newton step solves one symmetric
-    positive definite system: ``S^-1 + D Sigma D^T`` (n x n) when ``n <= P``, else
-    ``Sigma^-1 + D^T S D`` (P x P) for the step in ``w``; ``Sigma = u / a + v / b``.
-    Degenerate designs (duplicate, complementary or dependent columns, tied correlations)
-    only make the optimal ``w`` non-unique; the method converges to a point inside the
-    optimal face regardless. Starts feasible (``theta = 0``) and stays so, so every iterate
-    certifies: it stops once the duality gap is at most ``target``, or when the gap stops
-    improving (floating-point floor).
+    whose two rows' multipliers ``z_u``, ``z_l`` give the Lasso's ``w = z_u - z_l``
+    (stationarity: ``theta = s (y - D w)``). Degenerate designs (duplicate, complementary or
+    dependent columns, tied correlations) only make the optimal ``w`` non-unique; an interior
+    point method converges inside the optimal face regardless. PIQP's own tolerance is
+    tightened until exactclf's duality gap of ``(w, theta)`` (the dual point checked feasible
+    for every column) is at most ``target``, or stops improving.
 
-    Returns ``(w, theta, active, n_iter, reliable)`` at the iterate of smallest gap;
+    Returns ``(w, theta, active, n_iter, reliable)`` at the point of smallest gap;
     ``active``: the dual rows whose slack is below their multiplier (the support).
     """
-    n, P = D.shape
-    on_points = n <= P
-    G = None if on_points else (D.T * s) @ D
-    theta, u, v = np.zeros(n), np.ones(P), np.ones(P)
-    best_gap, best, stalled, n_iter = np.inf, None, 0, 0
-    while n_iter < max_iter:
-        Dt = D.T @ theta
-        a, b = beta - Dt, beta + Dt
-        w = u - v
+    import piqp
+
+    P = D.shape[1]
+    G = np.asfortranarray(D.T)
+    best_gap, best, n_iter = np.inf, None, 0
+    for eps in (1e-6, 1e-8, 1e-10, 1e-12):
+        solver = piqp.DenseSolver()
+        solver.settings.verbose = False
+        solver.settings.eps_abs = solver.settings.eps_rel = eps
+        solver.settings.max_iter = max_iter
+        # by keyword: a PIQP whose setup lacks two-sided rows (h_l <= G x <= h_u) fails loudly
+        solver.setup(np.asfortranarray(np.diag(1.0 / s)), -y, G=G, h_l=np.full(P, -beta),
+                     h_u=np.full(P, beta))
+        solver.solve()
+        r = solver.result
+        n_iter += int(r.info.iter)
+        theta = np.asarray(r.x, dtype=np.float64)
+        z_u, z_l = np.asarray(r.z_u), np.asarray(r.z_l)
+        w = z_u - z_l
+        if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(w))):
+            break
         _, gap = duality_gap(D, y, w, beta, "squared", s, theta=theta)
-        if gap < best_gap:
-            best_gap, best, stalled = gap, (w, theta, (u > a) | (v > b)), 0
-        else:
-            stalled += 1
-        # rounding can close a slack (a or b reaches 0) at a tolerance near the float floor:
-        # the barrier is undefined there, so stop at the best iterate
-        if gap <= target or stalled >= 3 or not (np.all(a > 0) and np.all(b > 0)):
+        if gap >= best_gap:
+            break  # the floating-point floor
+        best_gap = gap
+        best = (w, theta, (z_u > np.asarray(r.s_u)) | (z_l > np.asarray(r.s_l)))
+        if gap <= target:
             break
-        n_iter += 1
-        rd = theta / s - y + D @ w
-        sig = u / a + v / b
-        if on_points:
-            M = (D * sig) @ D.T
-            M[np.diag_indices(n)] += 1.0 / s
-        else:
-            M = G.copy()
-            M[np.diag_indices(P)] += 1.0 / sig
-        factor = _cholesky(M)
-        if factor is None:
-            break
-        system = (D, s, factor, on_points, rd, sig, a, b, u, v)
-        mu = (u @ a + v @ b) / (2 * P)
-        da, db, du, dv, _ = _newton(system, -u * a, -v * b)
-        tp, td = _step_lengths((a, b, u, v), (da, db, du, dv))
-        mu_aff = ((u + td * du) @ (a + tp * da) + (v + td * dv) @ (b + tp * db)) / (2 * P)
-        centre = (mu_aff / mu) ** 3 * mu
-        da, db, du, dv, dth = _newton(system, centre - u * a - da * du, centre - v * b - db * dv)
-        tp, td = _step_lengths((a, b, u, v), (da, db, du, dv))
-        theta = theta + 0.99 * tp * dth
-        u, v = u + 0.99 * td * du, v + 0.99 * td * dv
+    if best is None:
+        zero = np.zeros(P)
+        return zero, np.zeros(len(y)), np.zeros(P, dtype=bool), n_iter, False
     w, theta, active = best
     return w, theta, active, n_iter, bool(best_gap <= target)
-
-
-def _cholesky(M):
-    """Cholesky factor of the Newton matrix ``M``, or None.
-
-    Near the optimum the barrier weights ``u / a`` span many orders of magnitude, and at a
-    tolerance near the floating-point floor rounding can make ``M`` numerically indefinite.
-    A diagonal shift of ``1e-12`` (then ``1e-8``) times the largest diagonal entry makes it
-    definite again; the shifted step is an inexact Newton step, harmless because the step
-    lengths keep every iterate feasible and every iterate's gap is computed afresh. None
-    when even that fails (or ``M`` is not finite): the caller stops at its best iterate."""
-    if not np.all(np.isfinite(M)):
-        return None
-    top = float(np.max(np.diag(M)))
-    # one BLAS thread: threaded Cholesky synchronizes per block and, measured on a busy
-    # 2-core machine, ran 10-300x slower (a 500 x 500 factor in 0.5 s instead of 2 ms)
-    with threadpool_limits(1, user_api="blas"):
-        for shift in (0.0, 1e-12 * top, 1e-8 * top):
-            try:
-                return linalg.cho_factor(M + shift * np.eye(len(M)) if shift else M)
-            except linalg.LinAlgError:
-                continue
-    return None
-
-
-def _newton(system, cu, cv):
-    """The interior-point step for complementarity targets ``u a + a du + u da = cu`` and
-    ``v b + b dv + v db = cv``; returns ``(da, db, du, dv, dtheta)``."""
-    D, s, factor, on_points, rd, sig, a, b, u, v = system
-    q = cu / a - cv / b
-    if on_points:
-        dth = linalg.cho_solve(factor, -rd - D @ q)
-    else:  # the step in w on the patterns' system, then theta = s (y - D w) linearized
-        dth = -s * (rd + D @ linalg.cho_solve(factor, q / sig - D.T @ (s * rd)))
-    Ddth = D.T @ dth
-    return -Ddth, Ddth, (cu + u * Ddth) / a, (cv - v * Ddth) / b, dth
-
-
-def _step_lengths(points, steps):
-    """The longest steps in ``[0, 1]`` keeping the slacks ``(a, b)`` and the multipliers
-    ``(u, v)`` non-negative."""
-    lengths = []
-    for x, dx in zip(points, steps, strict=True):
-        neg = dx < 0
-        lengths.append(min(1.0, float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0)
-    return min(lengths[:2]), min(lengths[2:])
 
 
 def _sparsest_on_face(D, w, theta, active):
@@ -420,6 +319,10 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     """Minimize ``L(D w) + beta |w|_1`` until the relative duality gap (gap divided by the
     loss at ``w = 0``) is at most ``tol``.
 
+    ``w0``: a starting point (e.g. the solution at a nearby ``beta``), returned at once when
+    its own gap already meets ``tol`` (so is the zero network, for ``beta`` at or above
+    ``|D^T grad L(0)|_inf``); coordinate descent starts from it.
+
     ``"ipm"`` and ``"lars"`` are direct methods for the squared loss; when one misses
     ``tol`` the problem goes to the other (the interior-point method only while
     :func:`ipm_fits`), then to coordinate descent (skglm where installed, else
@@ -441,7 +344,7 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     >>> ok, round(primal, 4), np.round(w, 3)
     (True, 0.285, array([ 0.9,  0. , -1.8]))
     """
-    loss0 = float(_loss_values(np.zeros(len(y)), y, s, loss).sum())
+    loss0 = float(LOSSES[loss].value(np.zeros(len(y)), y, s).sum())
     target = tol * max(loss0, 1e-300)
     if loss == "hinge":
         w, n_iter, theta = _solve_highs_hinge(D, y, beta, s)
@@ -452,6 +355,12 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     # every method's point is certified by its own gap; the smallest one is returned when
     # none reaches tol (a later fallback may end worse than an earlier method)
     best = (np.zeros(D.shape[1]), *duality_gap(D, y, np.zeros(D.shape[1]), beta, loss, s))
+    if w0 is not None:
+        start = (w0, *duality_gap(D, y, w0, beta, loss, s))
+        if start[2] < best[2]:
+            best = start
+    if best[2] <= target:  # the start (or the zero network) is already certified
+        return best[0], 0, best[1], best[2], True
     direct = {"ipm": ["ipm", "lars"], "lars": ["lars", "ipm"]}.get(solver, [])
     for method in direct:
         if method == "ipm" and not ipm_fits(D.shape):
