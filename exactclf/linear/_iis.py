@@ -1,0 +1,607 @@
+"""Exact minimization of the weighted 0-1 loss as a minimum-weight cover of infeasible
+subsystems (MinIISC), solved by Benders decomposition on persistent HiGHS models.
+
+Same problem and interface as :func:`exactclf.linear._min01.solve_min01`: unique points
+``z_i`` with weights ``wpos_i`` / ``wneg_i``. Every point has a preferred label (the heavier
+one); classifying it the other way costs ``c_i = |wpos_i - wneg_i|`` more than the constant
+``base = sum_i min(wpos_i, wneg_i)``. Points with ``c_i = 0`` cost ``min`` on either side
+(a strict separator can always be moved off them), so they take no part in the search.
+
+Why the cover is exact: a set ``S`` of points with labels ``s_i = +-1`` is strictly
+separable iff the LP ``s_i (a . z_i + b) >= 1, i in S`` is feasible (scale any strict
+separator). By Gordan's alternative it is infeasible iff the polytope
+
+    P(S) = {u >= 0 on S :  sum_i u_i s_i (z_i, 1) = 0,  sum_i u_i = 1}
+
+is non-empty. At a vertex of ``P(S)`` the columns ``(s_i (z_i, 1), 1)`` of its support are
+linearly independent, so the support has at most ``D + 2`` points and no proper subset of it
+is infeasible: an irreducible infeasible subsystem (IIS). Every classifier gives up (errs on)
+at least one point of every IIS, and a set whose complement meets every IIS is separable.
+Hence
+
+    OPT = base + min { sum_i c_i x_i :  sum_{i in T} x_i >= 1 for every IIS T,  x in {0, 1}^n }.
+
+Benders: the master is that set-cover MIP over the IISs found so far (a relaxation: its
+optimum is a proven lower bound at every round); the points it keeps are tested by the LP
+``P``. When they are separable the master's solution is optimal; otherwise IISs of the kept
+set become new cover rows ("peeling": find an IIS, give up its cheapest point, repeat until
+the rest is separable, which also yields an incumbent).
+
+Every IIS is verified before it becomes a row (floating point only *proposes* it): in exact
+rational arithmetic on the points' coordinates in their affine frame (centered, scaled, on
+their affine hull: the enumeration's coordinates), else exactly on the caller's coordinates
+(rounding in the frame can break an exact degeneracy of, e.g., integer data), else, for a
+degenerate IIS only, within the coplanarity tolerance that the enumeration uses
+(:func:`near_gordan_support`). The master's bound is read with a relative slack of
+``BOUND_RTOL``. Incumbents are realized labelings (a separator's predictions), so the
+reported value is always achieved.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from .._geometry import COPLANAR_RTOL, affine_frame
+from .._separator import max_margin_separator
+from ._min01 import labeling_errors, majority_labeling
+
+__all__ = [
+    "BOUND_RTOL", "CoverModel", "IISCoverResult", "IISOracle", "IISProblem",
+    "exact_gordan_support", "near_gordan_support", "peel", "realize", "solve_iis_cover",
+]
+
+#: relative slack taken off every bound read from HiGHS (its tolerances); with integer costs
+#: the bound is then rounded up. Optimality is claimed when the best value is within twice
+#: this of the bound.
+BOUND_RTOL = 1e-6
+
+
+@dataclass
+class IISCoverResult:
+    """Outcome of :func:`solve_iis_cover`.
+
+    ``positive[i]`` says whether point ``i`` is on the positive side of a strict affine
+    classifier; ``value`` is the weight of its errors; ``lower_bound`` is a proven lower
+    bound on the optimum; ``complete`` is True when ``value`` is proven optimal (within
+    ``BOUND_RTOL``, relative, for non-integer weights). ``stop_reason`` says why an
+    incomplete solve stopped: ``"time_limit"``, ``"interrupted"`` (Ctrl-C), ``"numerical"``
+    (floating point cannot decide a subset's separability) or ``"master failed"``.
+    """
+
+    value: float
+    positive: np.ndarray
+    lower_bound: float
+    complete: bool
+    stop_reason: str | None
+    n_rounds: int
+    n_cuts: int
+    elapsed: float
+
+
+# -- exact verification ------------------------------------------------------------------
+def _integer_rows(M: np.ndarray) -> list[list[int]]:
+    """Each row of a float matrix scaled by a power of two to integers (exactly)."""
+    out = []
+    for row in M:
+        ratios = [float(v).as_integer_ratio() for v in row]
+        den = max(d for _, d in ratios)
+        out.append([p * (den // d) for p, d in ratios])
+    return out
+
+
+def exact_gordan_support(G: np.ndarray) -> np.ndarray | None:
+    """Exact test that the rows ``g_t`` of ``G`` (k x m floats) admit ``u >= 0``, ``u != 0``
+    with ``sum_t u_t g_t = 0`` and a one-dimensional space of such combinations.
+
+    Returns the support of ``u`` (indices into the rows), or None when the rows do not
+    certify infeasibility exactly (no such ``u``, or a null space of dimension > 1).
+    Arithmetic is on the exact rational values of the floats (fraction-free elimination).
+
+    Examples
+    --------
+    >>> G = np.array([[0.0, 1.0], [-1.0, -1.0], [2.0, 1.0]])  # +, -, + at 0, 1, 2
+    >>> exact_gordan_support(G).tolist()
+    [0, 1, 2]
+    >>> exact_gordan_support(G[[0, 2, 1]] * [[1], [1], [-1]]) is None  # +, +, - : separable
+    True
+    """
+    k = G.shape[0]
+    A = _integer_rows(np.asarray(G, dtype=np.float64).T)  # m x k, columns = points
+    m = len(A)
+    pivots: list[int] = []
+    r, prev = 0, 1
+    for c in range(k):
+        p = next((i for i in range(r, m) if A[i][c] != 0), None)
+        if p is None:
+            continue
+        A[r], A[p] = A[p], A[r]
+        for i in range(r + 1, m):
+            for j in range(c + 1, k):
+                A[i][j] = (A[r][c] * A[i][j] - A[i][c] * A[r][j]) // prev
+            A[i][c] = 0
+        prev = A[r][c]
+        pivots.append(c)
+        r += 1
+        if r == m:
+            break
+    free = [c for c in range(k) if c not in pivots]
+    if len(free) != 1:
+        return None
+    v: list[Fraction] = [Fraction(0)] * k
+    v[free[0]] = Fraction(1)
+    for row in range(len(pivots) - 1, -1, -1):
+        c = pivots[row]
+        acc = sum((A[row][j] * v[j] for j in range(c + 1, k)), Fraction(0))
+        v[c] = -acc / A[row][c]
+    signs = {(x > 0) - (x < 0) for x in v} - {0}
+    if len(signs) != 1:
+        return None
+    # the elimination is exact, but the claim rests on this check alone
+    orig = _integer_rows(np.asarray(G, dtype=np.float64).T)
+    if any(sum((a * x for a, x in zip(row, v, strict=True)), Fraction(0)) != 0 for row in orig):
+        return None
+    return np.array([t for t in range(k) if v[t] != 0], dtype=np.intp)
+
+
+def near_gordan_support(G: np.ndarray) -> np.ndarray | None:
+    """Tolerance test for a degenerate IIS (fewer than ``m + 1`` rows of ``G``, k x m): the
+    unit-normalized rows have a one-dimensional near-null combination (singular value at most
+    :data:`~exactclf._geometry.COPLANAR_RTOL`, the tolerance of the enumeration's coplanarity
+    decisions) with coefficients of one sign, all clearly non-zero. Returns ``arange(k)`` or
+    None.
+
+    Examples
+    --------
+    >>> P = np.array([[0.1, 0.7], [0.2, 0.5], [0.3, 0.3]])  # collinear up to rounding
+    >>> G = np.hstack([P, np.ones((3, 1))]) * np.array([[1.0], [-1.0], [1.0]])
+    >>> exact_gordan_support(G) is None, near_gordan_support(G).tolist()
+    (True, [0, 1, 2])
+    """
+    k = G.shape[0]
+    if k > G.shape[1] or k < 2:
+        return None
+    Gn = G / np.linalg.norm(G, axis=1, keepdims=True)
+    U, sv, _ = np.linalg.svd(Gn)
+    if sv[k - 1] > COPLANAR_RTOL or (k > 1 and sv[k - 2] <= 1e3 * COPLANAR_RTOL):
+        return None
+    u = U[:, k - 1] * np.sign(U[np.argmax(np.abs(U[:, k - 1])), k - 1])
+    if u.min() <= 1e-6 * u.max():
+        return None
+    return np.arange(k)
+
+
+# -- the LP oracle: IISs and separators of subsets ----------------------------------------
+class IISOracle:
+    """Finds verified IISs of subsets of labeled points (the Gordan polytope ``P(S)`` on a
+    persistent HiGHS LP: a subset is selected by column bounds, so each test re-solves warm).
+
+    Parameters
+    ----------
+    Zf : (n, r) array
+        The points, in well-conditioned coordinates (an affine frame of their hull: the
+        library's convention for degenerate positions). IISs are verified exactly on them.
+    sign : (n,) array of +-1
+        The label each point must get.
+    Z : (n, d) array, optional
+        The same points in the caller's coordinates: a support that is not exactly infeasible
+        in the frame (rounding broke an exact degeneracy, e.g. of integer data) is tried
+        exactly on them, then within the coplanarity tolerance (:func:`near_gordan_support`).
+
+    Examples
+    --------
+    >>> Z = np.array([[0.0], [1.0], [2.0]])
+    >>> oracle = IISOracle(Z, np.array([1.0, -1.0, 1.0]))
+    >>> oracle.find_iis(np.ones(3, bool), np.ones(3)).tolist()
+    [0, 1, 2]
+    >>> oracle.find_iis(np.array([True, True, False]), np.ones(3)) is None
+    True
+    """
+
+    def __init__(self, Zf: np.ndarray, sign: np.ndarray, Z: np.ndarray | None = None):
+        import highspy
+
+        self._highspy = highspy
+        self.Zf = np.asarray(Zf, dtype=np.float64)
+        self.sign = np.asarray(sign, dtype=np.float64)
+        n, r = self.Zf.shape
+        self.n = n
+        Gf = np.hstack([self.Zf, np.ones((n, 1))]) * self.sign[:, None]
+        self._G = Gf
+        self._Gx = None if Z is None else np.hstack([Z, np.ones((n, 1))]) * self.sign[:, None]
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("presolve", "off")
+        inf = highspy.kHighsInf
+        h.addVars(n, np.zeros(n), np.full(n, inf))
+        # rows: sum_i u_i g_i = 0 (r + 1 rows), sum_i u_i = 1
+        A = np.vstack([Gf.T, np.ones(n)])
+        m = r + 2
+        rhs = np.r_[np.zeros(r + 1), 1.0]
+        idx = np.tile(np.arange(n, dtype=np.int32), m)
+        starts = np.arange(m, dtype=np.int32) * n
+        h.addRows(m, rhs, rhs, A.size, starts, idx, A.ravel())
+        self._h = h
+        self._ub = np.full(n, inf)
+        self._all = np.arange(n, dtype=np.int32)
+
+    def _select(self, keep: np.ndarray) -> None:
+        ub = np.where(keep, self._highspy.kHighsInf, 0.0)
+        changed = np.flatnonzero(ub != self._ub).astype(np.int32)
+        if len(changed):
+            self._h.changeColsBounds(len(changed), changed, np.zeros(len(changed)),
+                                     ub[changed])
+            self._ub = ub
+
+    def find_iis(self, keep: np.ndarray, objective: np.ndarray) -> np.ndarray | None:
+        """An exactly verified IIS among the points ``keep`` (a vertex of ``P(keep)``
+        minimizing ``objective``), or None when the LP finds ``keep`` separable.
+
+        Raises ``FloatingPointError`` when the LP proposes a certificate that fails the exact
+        check (the points are too close to a degenerate position for floating point).
+        """
+        h = self._h
+        self._select(keep)
+        h.changeColsCost(self.n, self._all, np.asarray(objective, dtype=np.float64))
+        h.run()
+        status = h.getModelStatus()
+        if status == self._highspy.HighsModelStatus.kInfeasible:
+            return None
+        if status != self._highspy.HighsModelStatus.kOptimal:
+            raise FloatingPointError(f"Gordan LP: {h.modelStatusToString(status)}")
+        u = np.asarray(h.getSolution().col_value)
+        support = np.flatnonzero((u > 1e-12) & keep)
+        clear = np.flatnonzero((u > 1e-9 * u.max()) & keep)
+        # basic solutions can carry tiny spurious entries: the clear ones are tried too
+        for cand in (support, clear) if len(clear) < len(support) else (support,):
+            for check, G in ((exact_gordan_support, self._G), (exact_gordan_support, self._Gx),
+                             (near_gordan_support, self._G)):
+                if G is not None:
+                    sub = check(G[cand])
+                    if sub is not None:
+                        return cand[sub]
+        raise FloatingPointError("Gordan LP certificate failed the exact check")
+
+
+def realize(Zf: np.ndarray, keep: np.ndarray, positive_pref: np.ndarray) -> np.ndarray | None:
+    """A labeling of all points realized by a strict affine classifier that labels the points
+    ``keep`` as ``positive_pref`` says, or None when floating point cannot separate them.
+
+    The classifier is the max-margin separator of the kept points (margin >= 1), shifted
+    within (-1/2, 1/2) to stay as far as possible from every other point.
+    """
+    if not np.any(keep):
+        return np.zeros(len(Zf), dtype=bool)
+    try:
+        a, b = max_margin_separator(Zf[keep], positive_pref[keep])
+    except RuntimeError:
+        return None
+    score = Zf @ a + b
+    cuts = np.sort(np.r_[-0.5, 0.5, -score[np.abs(score) < 0.5]])
+    gaps = np.diff(cuts)
+    i = int(np.argmax(gaps))
+    if gaps[i] <= 0:
+        return None
+    delta = 0.5 * (cuts[i] + cuts[i + 1])
+    positive = score + delta > 0
+    if not np.array_equal(positive[keep], positive_pref[keep]):
+        return None
+    return positive
+
+
+# -- the master: a set-cover model over the points ----------------------------------------
+class CoverModel:
+    """Persistent HiGHS set-cover model ``min c.x, sum_{i in T} x_i >= 1`` over IISs ``T``.
+
+    ``solve(integer=True)`` is the Benders master (a MIP), ``solve(integer=False)`` its LP
+    relaxation; both return ``(x, bound, optimal)`` where ``bound`` is a proven lower bound
+    on the cover's optimum.
+
+    Examples
+    --------
+    >>> cm = CoverModel(np.array([1.0, 2.0, 3.0]))
+    >>> cm.add_cuts([np.array([0, 1]), np.array([1, 2])])
+    2
+    >>> x, bound, optimal = cm.solve()
+    >>> (x > 0.5).tolist(), bound, optimal
+    ([False, True, False], 2.0, True)
+    """
+
+    def __init__(self, cost: np.ndarray, threads: int | None = None):
+        import highspy
+
+        self._highspy = highspy
+        self.cost = np.asarray(cost, dtype=np.float64)
+        self.n = len(self.cost)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("mip_rel_gap", 0.0)
+        if threads is not None:
+            h.setOptionValue("threads", int(threads))
+        # integer costs: the optimum is an integer, so a gap below 1 proves it
+        self.integral = bool(np.all(self.cost == np.round(self.cost)))
+        h.setOptionValue("mip_abs_gap", 0.5 if self.integral else 1e-9)
+        h.addVars(self.n, np.zeros(self.n), np.ones(self.n))
+        h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), self.cost)
+        self._h = h
+        self._seen: set[tuple[int, ...]] = set()
+        self.cuts: list[np.ndarray] = []
+        self._integer = False
+
+    def add_cuts(self, cuts) -> int:
+        """Add the cover rows of new IISs (duplicates are skipped); returns how many."""
+        new = []
+        for t in cuts:
+            key = tuple(sorted(int(i) for i in t))
+            if key not in self._seen:
+                self._seen.add(key)
+                new.append(np.array(key, dtype=np.int32))
+        if new:
+            lens = np.array([len(t) for t in new])
+            starts = np.r_[0, np.cumsum(lens)[:-1]].astype(np.int32)
+            idx = np.concatenate(new).astype(np.int32)
+            self._h.addRows(len(new), np.ones(len(new)), np.full(len(new), np.inf),
+                            len(idx), starts, idx, np.ones(len(idx)))
+            self.cuts.extend(new)
+        return len(new)
+
+    def round_bound(self, bound: float) -> float:
+        """A solver's bound made safe (tolerance) and tight (integer costs)."""
+        slack = BOUND_RTOL * max(1.0, abs(bound))
+        if self.integral:
+            return float(math.ceil(bound - slack))
+        return float(bound - slack)
+
+    def solve(self, integer: bool = True, time_limit: float | None = None,
+              cutoff: float | None = None) -> tuple[np.ndarray | None, float, bool]:
+        """Solve the MIP (or its LP relaxation). With ``cutoff``, only covers of cost at most
+        ``cutoff`` are sought: when there is none, ``x`` is None and the bound is ``cutoff``
+        (the optimum exceeds it)."""
+        hs = self._highspy
+        h = self._h
+        if integer != self._integer:
+            kind = hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
+            h.changeColsIntegrality(self.n, np.arange(self.n, dtype=np.int32),
+                                    np.full(self.n, kind))
+            self._integer = integer
+        h.setOptionValue("time_limit", float(max(time_limit, 1e-3)) if time_limit else np.inf)
+        h.setOptionValue("objective_bound", np.inf if cutoff is None else float(cutoff))
+        h.run()
+        status = h.getModelStatus()
+        info = h.getInfo()
+        x = None
+        infeasible = status == hs.HighsModelStatus.kInfeasible
+        if info.primal_solution_status == 2 and not infeasible:  # a (new) feasible point
+            x = np.asarray(h.getSolution().col_value, dtype=np.float64)
+        if infeasible:
+            # with a cutoff: no cover costs at most the cutoff; without: no cover at all
+            raw = np.inf if cutoff is None else cutoff
+        elif integer:
+            raw = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else 0.0
+        elif status == hs.HighsModelStatus.kOptimal:
+            # a dual-feasible point bounds the LP; HiGHS's duals are feasible up to
+            # tolerance, which round_bound absorbs
+            raw = info.objective_function_value
+        else:
+            raw = 0.0
+        if cutoff is not None:
+            # pruning by the cutoff may push a solver's bound past the optimum
+            raw = min(raw, cutoff)
+        bound = max(self.round_bound(raw), 0.0)
+        # optimal: the returned point's own cost meets the proven bound
+        optimal = bool(x is not None
+                       and self.cost @ x <= bound + 2 * BOUND_RTOL * max(1.0, bound))
+        return x, bound, optimal
+
+
+# -- the solver ---------------------------------------------------------------------------
+class IISProblem:
+    """A weighted instance as the IIS methods see it: the active points (those with a
+    preferred label, ``c_i > 0``), the constant ``base``, the frame and the LP oracle."""
+
+    def __init__(self, Z, wpos, wneg):
+        self.Z = Z
+        self.wpos, self.wneg = wpos, wneg
+        self.base = float(np.minimum(wpos, wneg).sum())
+        diff = wpos - wneg
+        self.active = np.flatnonzero(diff != 0)
+        self.cost = np.abs(diff[self.active])
+        self.pref_all = wpos > wneg
+        frame = affine_frame(Z)
+        self.Zf = frame.transform(Z) if frame.dim else np.zeros((len(Z), 0))
+        sign = np.where(self.pref_all[self.active], 1.0, -1.0)
+        self.oracle = IISOracle(self.Zf[self.active], sign, Z[self.active])
+
+    def labeling(self, keep: np.ndarray) -> np.ndarray | None:
+        """Realized labeling of all points keeping the active points ``keep``."""
+        keep_all = np.zeros(len(self.Z), dtype=bool)
+        keep_all[self.active[keep]] = True
+        return realize(self.Zf, keep_all, self.pref_all)
+
+    def given_up(self, positive: np.ndarray) -> np.ndarray:
+        return positive[self.active] != self.pref_all[self.active]
+
+
+def peel(oracle: IISOracle, keep: np.ndarray, cost: np.ndarray, rng: np.random.Generator,
+         deadline: float = math.inf, disjoint: bool = False):
+    """Find IISs among ``keep``, giving up the cheapest point of each (``disjoint``: all of
+    its points, so that the IISs found are disjoint), until the rest is separable.
+
+    Returns ``(cuts, kept)``; ``kept`` is None when the deadline stopped it first.
+    """
+    keep = keep.copy()
+    cuts = []
+    while True:
+        if time.perf_counter() > deadline:
+            return cuts, None
+        t = oracle.find_iis(keep, rng.uniform(0.5, 1.5, len(keep)))
+        if t is None:
+            return cuts, keep
+        cuts.append(t)
+        if disjoint:
+            keep[t] = False
+        else:
+            cheapest = t[cost[t] == cost[t].min()]
+            keep[rng.choice(cheapest)] = False
+
+
+def solve_iis_cover(
+    Z: np.ndarray,
+    wpos: np.ndarray,
+    wneg: np.ndarray,
+    *,
+    incumbent: np.ndarray | None = None,
+    time_limit: float | None = None,
+    random_state: int | np.random.Generator | None = 0,
+    n_peels: int = 8,
+    round_peels: int = 8,
+    threads: int | None = None,
+    verbose: int = 0,
+) -> IISCoverResult:
+    """Minimize the weighted 0-1 loss of an affine classifier of the unique points ``Z`` by
+    Benders decomposition into a set-cover master and IIS cuts (see the module docstring).
+
+    Parameters
+    ----------
+    Z : (n, d) array of distinct points.
+    wpos, wneg : (n,) weights of the positive / negative samples at each point.
+    incumbent : (n,) bool array, optional
+        A labeling to beat (it is re-realized here; if floating point cannot separate it, it
+        is ignored). Defaults to the best constant labeling.
+    time_limit : float, optional
+        Seconds; on expiry (or Ctrl-C) the best labeling found and a proven lower bound are
+        returned with ``complete=False``.
+    random_state : int, Generator or None
+        Seeds the LP objectives that pick among the IISs (the result's value does not
+        depend on it when ``complete``).
+    n_peels : int
+        Peeling passes (with different LP objectives) over all points before the first
+        master solve (fewer when the passes stop finding new IISs).
+    round_peels : int
+        Peeling passes over the master's kept set at every round.
+    threads : int, optional
+        Threads of the MIP solver.
+    verbose : int
+        ``>= 1``: one progress line per round (best / bound / gap) on stderr.
+
+    Returns
+    -------
+    IISCoverResult
+
+    Examples
+    --------
+    >>> Z = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> res = solve_iis_cover(Z, np.array([0, 1, 0, 1.0]), np.array([1, 0, 1, 0.0]))
+    >>> res.value, res.lower_bound, res.complete
+    (1.0, 1.0, True)
+    """
+    t0 = time.perf_counter()
+    deadline = math.inf if time_limit is None else t0 + time_limit
+    Z = np.asarray(Z, dtype=np.float64)
+    wpos = np.asarray(wpos, dtype=np.float64)
+    wneg = np.asarray(wneg, dtype=np.float64)
+    rng = np.random.default_rng(random_state)
+    prob = IISProblem(Z, wpos, wneg)
+    cost = prob.cost
+    n_a = len(prob.active)
+
+    best_pos = majority_labeling(wpos, wneg)
+    best = labeling_errors(best_pos, wpos, wneg)
+
+    def offer(positive):
+        nonlocal best_pos, best
+        if positive is None:
+            return
+        value = labeling_errors(positive, wpos, wneg)
+        if value < best:
+            best_pos, best = positive, value
+
+    if incumbent is not None:
+        offer(prob.labeling(~prob.given_up(np.asarray(incumbent, dtype=bool))))
+    master = CoverModel(cost, threads=threads)
+    lower = prob.base
+    rounds = 0
+    stop_reason = None
+
+    def done():
+        return best - lower <= 2 * BOUND_RTOL * max(1.0, abs(best))
+
+    def report():
+        if verbose >= 1:
+            gap = (best - lower) / best if best > 0 else 0.0
+            print(f"IIS cover: round {rounds}  cuts {len(master.cuts)}  best={best:g}  "
+                  f"bound={lower:g}  gap={100 * gap:.1f}%  "
+                  f"{time.perf_counter() - t0:.2f}s", file=sys.stderr, flush=True)
+
+    try:
+        if n_a and not done():
+            keep_all = np.ones(n_a, dtype=bool)
+            for _ in range(n_peels):
+                cuts, kept = peel(prob.oracle, keep_all, cost, rng, deadline)
+                n_new = master.add_cuts(cuts)
+                if kept is not None:
+                    offer(prob.labeling(kept))
+                # stop when the passes mostly rediscover known IISs
+                if kept is None or n_new <= 0.1 * len(cuts):
+                    break
+            while not done():
+                if time.perf_counter() >= deadline:
+                    stop_reason = "time_limit"
+                    break
+                rounds += 1
+                # only covers better than the incumbent matter (integer costs: by >= 1)
+                extra = best - prob.base
+                cutoff = (extra - 0.5 if master.integral
+                          else extra - BOUND_RTOL * max(1.0, abs(best)))
+                # no MIP start: with one, HiGHS 1.16 returned the start as "Optimal"
+                x, bound, optimal = master.solve(
+                    integer=True, time_limit=deadline - time.perf_counter(), cutoff=cutoff)
+                lower = max(lower, prob.base + bound)
+                report()
+                if done() or time.perf_counter() >= deadline:
+                    continue
+                if x is None:
+                    # neither a cover below the cutoff nor a proof that there is none
+                    stop_reason = "master failed"
+                    break
+                keep = x < 0.5
+                n_new, before = 0, best
+                for _ in range(round_peels):
+                    cuts, kept = peel(prob.oracle, keep, cost, rng, deadline)
+                    if kept is not None:
+                        offer(prob.labeling(kept))
+                    n_new += master.add_cuts(cuts)
+                    if not cuts or kept is None:
+                        break
+                if n_new == 0 and best == before and time.perf_counter() < deadline:
+                    # the kept set is separable, yet its labeling was not realized
+                    stop_reason = "numerical"
+                    break
+    except KeyboardInterrupt:
+        stop_reason = "interrupted"
+        warnings.warn("solve_iis_cover interrupted: returning the best labeling found so far",
+                      UserWarning, stacklevel=2)
+    except FloatingPointError as exc:
+        stop_reason = "numerical"
+        if verbose:
+            print(f"IIS cover: stopped ({exc})", file=sys.stderr)
+    complete = done()
+    if complete:
+        stop_reason = None
+    elif stop_reason == "numerical":
+        warnings.warn(
+            "solve_iis_cover: floating point cannot decide the separability of some subsets "
+            "(points in nearly degenerate position); optimality is not proven",
+            ConvergenceWarning, stacklevel=2,
+        )
+    report()
+    return IISCoverResult(best, best_pos, min(lower, best), complete, stop_reason, rounds,
+                          len(master.cuts), time.perf_counter() - t0)

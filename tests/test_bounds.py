@@ -1,0 +1,140 @@
+"""Lower bounds on the minimum weighted 0-1 loss: never above the optimum."""
+
+import numpy as np
+import pytest
+from _helpers import brute_force_min01, random_instance
+
+from exactclf.linear import _bounds
+from exactclf.linear._bounds import (
+    conflict_bound,
+    cover_bound,
+    lower_bound,
+    partition_bound,
+)
+from exactclf.linear._iis import IISOracle
+from exactclf.linear._min01 import solve_min01
+
+KINDS = ["gaussian", "grid", "collinear", "flat"]
+
+
+def _instance(kind, seed, n_lo=15, n_hi=40):
+    rng = np.random.default_rng(seed)
+    d = 1 + seed % 5
+    Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(n_lo, n_hi)), d)
+    if seed % 3 == 0:
+        wneg = wneg * rng.uniform(0.3, 2.0, len(wneg))
+    return Z, wpos, wneg
+
+
+def _assert_valid(bound, wpos, wneg, opt):
+    base = conflict_bound(wpos, wneg).value
+    assert base - 1e-12 <= bound.value <= opt + 1e-9 * max(1.0, opt)
+    assert isinstance(bound.method, str) and bound.method
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(6))
+def test_bounds_never_exceed_the_optimum(kind, seed):
+    Z, wpos, wneg = _instance(kind, seed)
+    opt = solve_min01(Z, wpos, wneg).value
+    for size in (4, 9):
+        _assert_valid(partition_bound(Z, wpos, wneg, block_size=size, random_state=seed),
+                      wpos, wneg, opt)
+    _assert_valid(partition_bound(Z, wpos, wneg, block_size=9, solver="iis"), wpos, wneg, opt)
+    _assert_valid(cover_bound(Z, wpos, wneg, random_state=seed), wpos, wneg, opt)
+    _assert_valid(cover_bound(Z, wpos, wneg, mip=False), wpos, wneg, opt)
+    _assert_valid(lower_bound(Z, wpos, wneg, time_limit=0.5), wpos, wneg, opt)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bounds_against_brute_force(seed):
+    rng = np.random.default_rng(50 + seed)
+    Z, wpos, wneg = random_instance(rng, KINDS[seed % 4], int(rng.integers(4, 10)),
+                                    1 + seed % 3)
+    opt = brute_force_min01(Z, wpos, wneg)
+    _assert_valid(partition_bound(Z, wpos, wneg, block_size=3), wpos, wneg, opt)
+    _assert_valid(cover_bound(Z, wpos, wneg), wpos, wneg, opt)
+
+
+@pytest.mark.parametrize("limit", [1e-4, 1e-2])
+def test_tiny_budgets_stay_valid(limit):
+    rng = np.random.default_rng(4)
+    Z = rng.normal(size=(60, 3))
+    y = Z[:, 0] + rng.normal(size=60) > 0
+    wpos, wneg = y * 1.0, ~y * 1.0
+    opt = solve_min01(Z, wpos, wneg).value
+    for f in (partition_bound, cover_bound, lower_bound):
+        _assert_valid(f(Z, wpos, wneg, time_limit=limit), wpos, wneg, opt)
+
+
+def test_one_block_partition_is_the_optimum():
+    rng = np.random.default_rng(2)
+    Z, wpos, wneg = random_instance(rng, "grid", 30, 2)
+    opt = solve_min01(Z, wpos, wneg).value
+    for solver in ("ice", "iis"):
+        res = partition_bound(Z, wpos, wneg, block_size=len(Z), solver=solver)
+        assert res.value == opt
+        assert res.method == f"partition (1/1 blocks of ~{len(Z)} points solved)"
+
+
+def test_bounds_are_informative_on_a_noisy_halfspace():
+    """Beyond the conflicting duplicates (0 here), each method proves a positive bound."""
+    rng = np.random.default_rng(9)
+    Z = rng.normal(size=(80, 2))
+    y = Z[:, 0] + 0.6 * rng.normal(size=80) > 0
+    wpos, wneg = y * 1.0, ~y * 1.0
+    opt = solve_min01(Z, wpos, wneg).value
+    assert conflict_bound(wpos, wneg).value == 0
+    part = partition_bound(Z, wpos, wneg, block_size=20)
+    cover = cover_bound(Z, wpos, wneg)
+    assert 0 < part.value <= opt
+    assert 0 < cover.value <= opt
+    assert cover.method.startswith("IIS")
+
+
+def test_conflict_bound_counts_minority_weights():
+    res = conflict_bound(np.array([3.0, 0.0, 1.5]), np.array([1.0, 2.0, 2.5]))
+    assert res.value == 2.5 and res.method == "conflicting duplicates"
+
+
+def _noisy(seed, n=60, d=3):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, d))
+    y = Z[:, 0] + rng.normal(size=n) > 0
+    return Z, y * 1.0, ~y * 1.0
+
+
+def test_partition_stops_on_interrupt_with_a_valid_bound(monkeypatch):
+    Z, wpos, wneg = _noisy(6)
+    opt = solve_min01(Z, wpos, wneg).value
+    calls = []
+    real = _bounds._block_bound
+
+    def block(*args):
+        value, complete, _ = real(*args)
+        calls.append(1)
+        return value, complete, len(calls) == 2  # Ctrl-C inside the second block
+
+    monkeypatch.setattr(_bounds, "_block_bound", block)
+    res = partition_bound(Z, wpos, wneg, block_size=10)
+    assert len(calls) == 2 and res.interrupted
+    _assert_valid(res, wpos, wneg, opt)
+
+
+def test_cover_bound_interrupt_warns_and_keeps_proven_bound(monkeypatch):
+    Z, wpos, wneg = _noisy(7)
+    opt = solve_min01(Z, wpos, wneg).value
+    calls = {"n": 0}
+    real = IISOracle.find_iis
+
+    def find(self, keep, objective):
+        calls["n"] += 1
+        if calls["n"] > 8:
+            raise KeyboardInterrupt
+        return real(self, keep, objective)
+
+    monkeypatch.setattr(IISOracle, "find_iis", find)
+    with pytest.warns(UserWarning, match="interrupted"):
+        res = lower_bound(Z, wpos, wneg, time_limit=5.0)
+    assert res.interrupted and not res.method.startswith("partition")  # not started
+    _assert_valid(res, wpos, wneg, opt)

@@ -1,0 +1,212 @@
+"""The minimum-IIS-cover solver against independent oracles and the enumeration."""
+
+import numpy as np
+import pytest
+from _helpers import brute_force_min01, random_instance, strictly_separable
+
+from exactclf.linear import _iis
+from exactclf.linear._iis import (
+    BOUND_RTOL,
+    CoverModel,
+    IISOracle,
+    exact_gordan_support,
+    near_gordan_support,
+    solve_iis_cover,
+)
+from exactclf.linear._min01 import labeling_errors, solve_min01
+
+KINDS = ["gaussian", "grid", "collinear", "flat"]
+
+
+def _check(Z, wpos, wneg, res, expected):
+    assert res.complete and res.stop_reason is None
+    assert res.value == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    # the labeling is realizable and realizes the value; the bound is proven and tight
+    assert labeling_errors(res.positive, wpos, wneg) == res.value
+    assert strictly_separable(Z, res.positive)
+    assert res.lower_bound <= expected + 1e-12
+    assert res.lower_bound >= expected - 2 * BOUND_RTOL * max(1.0, expected)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(10))
+def test_matches_brute_force(kind, seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 5))
+    n = int(rng.integers(2, 10))
+    Z, wpos, wneg = random_instance(rng, kind, n, d)
+    _check(Z, wpos, wneg, solve_iis_cover(Z, wpos, wneg, random_state=seed),
+           brute_force_min01(Z, wpos, wneg))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(8))
+def test_matches_enumeration(kind, seed):
+    """Larger instances, D = 1..6, with real-valued weights on half of them."""
+    rng = np.random.default_rng(1000 + seed)
+    d = 1 + (seed + KINDS.index(kind)) % 6
+    n = int(rng.integers(10, 28))
+    Z, wpos, wneg = random_instance(rng, kind, n, d)
+    if seed % 2:
+        wpos = wpos * rng.uniform(0.2, 2.0, len(wpos))
+    _check(Z, wpos, wneg, solve_iis_cover(Z, wpos, wneg), solve_min01(Z, wpos, wneg).value)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_noisy_halfspace_with_conflicting_duplicates(seed):
+    """Many conflicting duplicates (both weights > 0, some tied) on a noisy halfspace."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(60, 3)).astype(float)
+    y = X @ np.array([1.0, -1.0, 0.5]) + rng.normal(scale=1.0, size=60) > 0.5
+    Z, inverse = np.unique(X, axis=0, return_inverse=True)
+    wpos = np.bincount(inverse, weights=y, minlength=len(Z))
+    wneg = np.bincount(inverse, weights=~y, minlength=len(Z))
+    assert np.any((wpos > 0) & (wneg > 0))
+    _check(Z, wpos, wneg, solve_iis_cover(Z, wpos, wneg), solve_min01(Z, wpos, wneg).value)
+
+
+@pytest.mark.parametrize("transform", ["offset", "tiny"])
+def test_units_do_not_change_the_optimum(transform):
+    rng = np.random.default_rng(5)
+    Z, wpos, wneg = random_instance(rng, "grid", 25, 3)
+    expected = solve_iis_cover(Z, wpos, wneg).value
+    Zt = Z + 1e10 if transform == "offset" else Z * 1e-200
+    res = solve_iis_cover(Zt, wpos, wneg)
+    assert res.complete and res.value == expected
+    assert labeling_errors(res.positive, wpos, wneg) == expected
+
+
+def test_trivial_instances():
+    Z = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
+    # only ties and conflicting points: every labeling costs the minority weights
+    res = solve_iis_cover(Z, np.array([1.0, 2.0, 0.5]), np.array([1.0, 2.0, 0.5]))
+    assert res.complete and res.value == res.lower_bound == 3.5
+    # one label only
+    res = solve_iis_cover(Z, np.ones(3), np.zeros(3))
+    assert res.complete and res.value == 0 and res.positive.all()
+    # a single point
+    res = solve_iis_cover(Z[:1], np.array([1.0]), np.array([3.0]))
+    assert res.complete and res.value == 1.0 and not res.positive[0]
+
+
+def test_incumbent_is_used_and_realized():
+    rng = np.random.default_rng(3)
+    Z, wpos, wneg = random_instance(rng, "gaussian", 30, 3)
+    opt = solve_min01(Z, wpos, wneg)
+    res = solve_iis_cover(Z, wpos, wneg, incumbent=opt.positive)
+    assert res.complete and res.value == opt.value
+
+
+def test_budget_stop_returns_realized_labeling_and_valid_bound():
+    rng = np.random.default_rng(11)
+    Z = rng.normal(size=(70, 4))
+    y = Z[:, 0] + 0.8 * rng.normal(size=70) > 0
+    wpos, wneg = y * 1.0, ~y * 1.0
+    opt = solve_min01(Z, wpos, wneg).value
+    for limit in (1e-4, 0.02):
+        res = solve_iis_cover(Z, wpos, wneg, time_limit=limit)
+        assert labeling_errors(res.positive, wpos, wneg) == res.value
+        assert strictly_separable(Z, res.positive)
+        assert res.lower_bound <= opt <= res.value
+        assert res.complete == (res.value == res.lower_bound)
+        if not res.complete:
+            assert res.stop_reason == "time_limit"
+
+
+def test_reproducible():
+    rng = np.random.default_rng(8)
+    Z, wpos, wneg = random_instance(rng, "gaussian", 40, 3)
+    a = solve_iis_cover(Z, wpos, wneg, random_state=4)
+    b = solve_iis_cover(Z, wpos, wneg, random_state=4)
+    np.testing.assert_array_equal(a.positive, b.positive)
+    assert (a.n_cuts, a.n_rounds) == (b.n_cuts, b.n_rounds)
+
+
+def test_interrupt_returns_best_so_far(monkeypatch):
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(50, 3))
+    y = Z[:, 0] + rng.normal(size=50) > 0
+    wpos, wneg = y * 1.0, ~y * 1.0
+    opt = solve_min01(Z, wpos, wneg).value
+    calls = {"n": 0}
+    real = IISOracle.find_iis
+
+    def interrupted(self, keep, objective):
+        calls["n"] += 1
+        if calls["n"] > 15:
+            raise KeyboardInterrupt
+        return real(self, keep, objective)
+
+    monkeypatch.setattr(IISOracle, "find_iis", interrupted)
+    with pytest.warns(UserWarning, match="interrupted"):
+        res = solve_iis_cover(Z, wpos, wneg)
+    assert not res.complete and res.stop_reason == "interrupted"
+    assert res.lower_bound <= opt <= res.value
+    assert labeling_errors(res.positive, wpos, wneg) == res.value
+
+
+def test_verbose_reports_best_bound_gap(capsys):
+    rng = np.random.default_rng(0)
+    Z, wpos, wneg = random_instance(rng, "gaussian", 20, 2)
+    solve_iis_cover(Z, wpos, wneg, verbose=1)
+    err = capsys.readouterr().err
+    assert "best=" in err and "bound=" in err and "gap=" in err
+
+
+def test_unverifiable_certificate_stops_without_claim(monkeypatch):
+    """When floating point proposes a certificate that the exact check rejects, the solver
+    stops with the realized incumbent and no optimality claim."""
+    rng = np.random.default_rng(1)
+    Z, wpos, wneg = random_instance(rng, "gaussian", 20, 2)
+    opt = solve_min01(Z, wpos, wneg).value
+    monkeypatch.setattr(_iis, "exact_gordan_support", lambda G: None)
+    monkeypatch.setattr(_iis, "near_gordan_support", lambda G: None)
+    with pytest.warns(Warning, match="floating point"):
+        res = solve_iis_cover(Z, wpos, wneg)
+    if res.value > res.lower_bound:
+        assert not res.complete and res.stop_reason == "numerical"
+    assert res.lower_bound <= opt <= res.value
+
+
+# -- the building blocks ---------------------------------------------------------------------
+def test_exact_gordan_support():
+    # +, -, + on a line: the three points form an IIS
+    G = np.array([[0.0, 1.0], [-1.0, -1.0], [2.0, 1.0]])
+    assert exact_gordan_support(G).tolist() == [0, 1, 2]
+    # +, +, - on a line: separable (the null combination has mixed signs)
+    G = np.array([[0.0, 1.0], [1.0, 1.0], [-2.0, -1.0]])
+    assert exact_gordan_support(G) is None
+    # an exact zero coefficient: the IIS is the first two rows
+    G = np.array([[1.0, 0.1], [-1.0, -0.1], [3.0, 7.0]])
+    assert exact_gordan_support(G).tolist() == [0, 1]
+    # independent rows: no null combination
+    G = np.array([[1.0, 0.5, 0.0], [-1.0, -0.4, 0.0], [0.0, 0.0, 1.0]])
+    assert exact_gordan_support(G) is None
+    # a two-dimensional null space is not a certificate
+    G = np.array([[1.0, 1.0], [-1.0, -1.0], [2.0, 2.0], [-2.0, -2.0]])
+    assert exact_gordan_support(G) is None
+
+
+def test_decimal_collinearity_within_tolerance():
+    """0.1, 0.2, 0.3 are collinear only up to rounding: the exact check refuses the IIS,
+    the tolerance check (the enumeration's coplanarity tolerance) accepts it."""
+    P = np.array([[0.1, 0.7], [0.2, 0.5], [0.3, 0.3]])
+    G = np.hstack([P, np.ones((3, 1))]) * np.array([1.0, -1.0, 1.0])[:, None]
+    assert exact_gordan_support(G) is None
+    assert near_gordan_support(G).tolist() == [0, 1, 2]
+    G[1] *= -1
+    assert near_gordan_support(G) is None
+
+
+def test_cover_model_cutoff():
+    cm = CoverModel(np.array([1.0, 1.0, 1.0, 2.0]))
+    cm.add_cuts([np.array([0, 1]), np.array([1, 2]), np.array([2, 3]), np.array([1, 0])])
+    assert len(cm.cuts) == 3  # the duplicate is skipped
+    x, bound, optimal = cm.solve()
+    assert optimal and bound == 2.0 and cm.cost @ x == 2.0
+    x, bound, optimal = cm.solve(integer=False)
+    assert bound == 2.0 and cm.cost @ x == 2.0  # a path: the LP is integral
+    fresh = CoverModel(cm.cost)
+    fresh.add_cuts(cm.cuts)
+    x, bound, optimal = fresh.solve(cutoff=1.5)  # no cover of cost <= 1.5
+    assert x is None and bound == 2.0 and not optimal
