@@ -37,7 +37,7 @@ def _public_api():
                 yield f"{owner.__name__}.{name}", obj
 
 
-@pytest.mark.parametrize("name, obj", list(_public_api()), ids=lambda v: str(v))
+@pytest.mark.parametrize("name, obj", list(_public_api()), ids=[n for n, _ in _public_api()])
 def test_public_api_has_examples_that_run(name, obj):
     finder = doctest.DocTestFinder(recurse=False)
     tests = [t for t in finder.find(obj, name) if t.examples]

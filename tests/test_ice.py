@@ -311,3 +311,75 @@ def test_interrupt_during_the_milp_returns_the_best_model_so_far(monkeypatch, me
     assert clf.stop_reason_ == "interrupted" and not clf.is_optimal_
     assert clf.n_candidates_ == 0 and clf.training_errors_ == _errors(clf, X, y)
     assert clf.training_errors_ <= clf.upper_bound_ or method == "milp"
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("method", ["iis_cover", "exact"])
+def test_iis_cover_and_enumeration_match_brute_force_on_degenerate_weighted_data(seed, method):
+    rng = np.random.default_rng(100 + seed)
+    n, d = 10, int(rng.integers(1, 5))
+    X = rng.integers(0, 3, size=(n, d)).astype(float) * 1e3 + 1e10 * (seed % 2)  # grid, offset
+    X = np.vstack([X, X[:4]])  # duplicates, possibly with conflicting labels
+    y = rng.integers(0, 2, size=len(X))
+    w = rng.integers(1, 4, size=len(X)).astype(float)
+    U, wpos, wneg, _ = merge_duplicates(X, y == 1, w)
+    clf = ICEClassifier(method=method, device="cpu").fit(X, y, sample_weight=w)
+    assert clf.method_ == method
+    assert clf.training_errors_ == brute_force_min01(U, wpos, wneg) == _errors(clf, X, y, w)
+    assert clf.is_optimal_ and clf.lower_bound_ == clf.training_errors_ and clf.gap_ == 0
+
+
+def test_auto_switches_from_the_iis_cover_to_the_enumeration_keeping_its_bound(monkeypatch):
+    # a slice too short for the IIS cover to finish: the enumeration completes the proof
+    monkeypatch.setattr("exactclf.linear._ice._IIS_FIRST_DIM", 2)
+    calls = []
+
+    def short_cover(*args, **kwargs):
+        from exactclf.linear._iis import solve_iis_cover
+
+        kwargs["time_limit"] = 1e-9
+        res = solve_iis_cover(*args, **kwargs)
+        calls.append(res)
+        return res
+
+    monkeypatch.setattr("exactclf.linear._ice.solve_iis_cover", short_cover)
+    X, y = load_voicepath(return_X_y=True)
+    clf = ICEClassifier(device="cpu").fit(X, y)
+    assert len(calls) == 1 and not calls[0].complete
+    assert clf.method_ == "exact" and clf.is_optimal_ and clf.training_errors_ == 19
+    # a budget stop of both paths keeps the best proven bound and reports the gap
+    with pytest.warns(ConvergenceWarning, match="gap"):
+        b = ICEClassifier(device="cpu", max_candidates=10, upper_bound="surrogate").fit(X, y)
+    assert not b.is_optimal_ and b.lower_bound_ <= 19 <= b.training_errors_
+    assert b.gap_ == pytest.approx((b.training_errors_ - b.lower_bound_) / b.training_errors_)
+
+
+def test_iis_cover_budget_gives_a_proven_bound_and_gap():
+    X, y = load_cryotherapy(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="optimality is not proven"):
+        clf = ICEClassifier(method="iis_cover", time_limit=1e-3).fit(X, y)
+    assert clf.method_ == "iis_cover" and not clf.is_optimal_
+    assert clf.lower_bound_ <= 4 <= clf.training_errors_ == _errors(clf, X, y)
+    assert 0 <= clf.gap_ <= 1 and clf.stop_reason_ == "time_limit"
+
+
+def test_iis_cover_matches_the_published_optimum_in_dimension_six():
+    X, y = load_cryotherapy(return_X_y=True)
+    clf = ICEClassifier(device="cpu").fit(X, y)  # auto: the IIS cover first from D = 5
+    assert clf.method_ == "iis_cover" and clf.training_errors_ == 4 == _errors(clf, X, y)
+    assert clf.is_optimal_ and clf.lower_bound_ == 4
+
+
+def test_refusal_quotes_the_bound_a_budget_gives(monkeypatch):
+    monkeypatch.setattr("exactclf.linear._ice._MILP_SECONDS", 2.0)
+    monkeypatch.setattr("exactclf.linear._ice._REFUSAL_BOUND_SECONDS", 0.5)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 8))
+    y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    with pytest.raises(ValueError, match=r"gives you a bound of about \d+ errors or better"):
+        ICEClassifier(method="exact").fit(X, y)
+    with pytest.warns(UserWarning, match="falls back to method='milp'.*bound of about"):
+        clf = ICEClassifier(method="auto").fit(X, y)
+    # no duplicates: the only bound the MILP fallback has is the quick one, which is proven
+    assert clf.lower_bound_ > 0 and clf.lower_bound_method_ != "conflicting duplicates"
+    assert clf.lower_bound_ <= clf.training_errors_ == _errors(clf, X, y)

@@ -17,6 +17,8 @@ from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import MAX_RANK
 from .._resources import effective_workers
 from .._separator import max_margin_separator
+from ._bounds import _IIS_FIRST_DIM, lower_bound
+from ._iis import solve_iis_cover
 from ._incumbent import best_incumbent
 from ._milp import bigm_milp
 from ._min01 import labeling_errors, majority_labeling, search_size, solve_min01
@@ -32,6 +34,8 @@ _MAX_SECONDS = 86400.0
 _MILP_INCUMBENT_ABOVE = 10**7
 #: seconds given to the MILP when no time_limit is set (as incumbent / as the method)
 _MILP_SECONDS = 30.0
+#: seconds spent on a quick lower bound before refusing (it is quoted in the message)
+_REFUSAL_BOUND_SECONDS = 2.0
 
 
 class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
@@ -54,14 +58,20 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : {"auto", "exact", "milp"}, default="auto"
+    method : {"auto", "exact", "iis_cover", "milp"}, default="auto"
         ``"exact"``: the enumeration, which proves optimality; it refuses (with an estimate
         of its size and what to do instead) searches that would take more than a day and
         have no budget, and searches of more than about 2.3e18 candidates (beyond the
-        addressable rank range) even with a budget. ``"milp"``: a big-M mixed-integer
-        program on HiGHS with bounded weights, stopped after ``time_limit`` (default 30 s),
-        fast but *not* exact (thin optimal cells are cut off). ``"auto"``:
-        ``"exact"`` unless it would be refused, then ``"milp"`` with a warning.
+        addressable rank range) even with a budget. ``"iis_cover"``: the minimum cover of
+        the irreducible infeasible subsystems (sets of points of which one must be
+        misclassified) by Benders decomposition, also exact, with a proven lower bound at
+        every round; fast in high dimension or with few errors. ``"milp"``: a big-M
+        mixed-integer program on HiGHS with bounded weights, stopped after ``time_limit``
+        (default 30 s), fast but *not* exact (thin optimal cells are cut off). ``"auto"``:
+        from dimension 5 on, ``"iis_cover"`` for a slice of the time the enumeration is
+        predicted to take, then the enumeration from its best classifier (its bound is
+        kept); below, ``"exact"``; ``"milp"`` with a warning when the enumeration would be
+        refused.
     upper_bound : {"auto", "surrogate", "milp"}, default="auto"
         Incumbent that the exact search starts from: the best of the majority class,
         LinearSVC and LogisticRegression (``"surrogate"``), plus the big-M MILP run for at most
@@ -98,6 +108,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         A proven lower bound on the minimum; equals ``training_errors_`` when optimal.
     lower_bound_method_ : str
         How ``lower_bound_`` was obtained.
+    gap_ : float
+        Relative gap ``(training_errors_ - lower_bound_) / training_errors_`` (0 when
+        ``training_errors_`` is 0); 0 when optimal.
     upper_bound_ : float
         Errors of the incumbent the search started from.
     upper_bound_source_ : str
@@ -107,7 +120,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     n_candidates_total_ : int
         Size of the complete search.
     method_ : str
-        The method used (``"exact"`` or ``"milp"``).
+        The method that produced the model (``"exact"``, ``"iis_cover"`` or ``"milp"``).
     device_ : str
         The backend used (``"cpu"`` or ``"gpu"``).
     stop_reason_ : str or None
@@ -139,7 +152,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "method": [StrOptions({"auto", "exact", "milp"})],
+        "method": [StrOptions({"auto", "exact", "iis_cover", "milp"})],
         "upper_bound": [StrOptions({"auto", "surrogate", "milp"})],
         "max_candidates": [Interval(Integral, 1, None, closed="left"), None],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
@@ -197,8 +210,12 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         self.n_candidates_total_ = total
         backend = resolve_device(self.device)
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
-        self.method_ = self._choose_method(total)
         self.stop_reason_ = None
+        # a proven bound from a path that did not complete (IIS cover, refusal's quick bound)
+        bound, bound_method = float(np.minimum(wpos, wneg).sum()), "conflicting duplicates"
+        self.method_, quick = self._choose_method(total, Z, wpos, wneg)
+        if quick is not None and quick.value >= bound:
+            bound, bound_method = quick.value, quick.method
 
         if self.method_ == "milp":
             positive = self._fit_milp(Z, wpos, wneg)
@@ -210,7 +227,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             self.upper_bound_source_ = "majority class"
             complete, n_cand = True, 0
         else:
-            positive, complete, n_cand = self._fit_exact(U, Z, wpos, wneg, total, backend, t0)
+            positive, complete, n_cand, iis_bound = self._fit_exact(
+                U, Z, wpos, wneg, total, backend, t0)
+            if iis_bound is not None and iis_bound >= bound:
+                bound, bound_method = iis_bound, "IIS cover (Benders master)"
         value = labeling_errors(positive, wpos, wneg)
         a, b = max_margin_separator(Z, positive)
         coef, intercept = frame.to_original(a, b)
@@ -219,19 +239,23 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         realized = self._realized_errors(data, value)
         self.training_errors_ = realized
         self.n_candidates_ = n_cand
-        if complete:
+        if complete and self.method_ == "iis_cover":
+            # proven within the cover solver's relative tolerance for non-integer weights
+            self.lower_bound_, self.lower_bound_method_ = min(bound, realized), "IIS cover"
+        elif complete:
             self.lower_bound_, self.lower_bound_method_ = realized, "exhaustive search"
         else:
-            # any classifier errs on the minority label of each point with conflicting labels
-            self.lower_bound_ = float(np.minimum(wpos, wneg).sum())
-            self.lower_bound_method_ = "conflicting duplicates"
+            self.lower_bound_, self.lower_bound_method_ = min(bound, realized), bound_method
         self.is_optimal_ = bool(complete or realized <= self.lower_bound_)
+        self.gap_ = (0.0 if realized <= 0 or realized <= self.lower_bound_
+                     else (realized - self.lower_bound_) / realized)
         if not self.is_optimal_:
-            why = (f"stopped early ({self.stop_reason_}) after {n_cand} of {total} candidates"
-                   if self.method_ == "exact" else "used the MILP heuristic (method='milp')")
+            why = ("used the MILP heuristic (method='milp')" if self.method_ == "milp" else
+                   f"stopped early ({self.stop_reason_}) after {n_cand} of {total} candidates")
             warnings.warn(
                 f"ICEClassifier {why}: the best classifier found has {realized:g} errors; "
-                f"optimality is not proven (lower bound {self.lower_bound_:g}).",
+                f"optimality is not proven (lower bound {self.lower_bound_:g}, "
+                f"gap {100 * self.gap_:.1f}%).",
                 ConvergenceWarning,
                 stacklevel=4,
             )
@@ -243,15 +267,17 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         # the cores that really run in parallel: n_jobs=100 on 2 cores is 2 workers
         return total / (_RATE * effective_workers(self.n_jobs))
 
-    def _choose_method(self, total: int) -> str:
+    def _choose_method(self, total: int, Z, wpos, wneg):
+        """The method to run, and the quick lower bound computed when refusing (or None)."""
         if total == 0:  # dimension 0: nothing to search
-            return "exact"
-        if self.method == "milp":
-            return "milp"
+            return "exact", None
+        if self.method in ("milp", "iis_cover"):
+            return self.method, None
         budget = self.max_candidates is not None or self.time_limit is not None
         seconds = self._estimated_seconds(total)
         if total <= MAX_RANK and (budget or seconds <= _MAX_SECONDS):
-            return "exact"
+            return "exact", None
+        quick = lower_bound(Z, wpos, wneg, time_limit=_REFUSAL_BOUND_SECONDS)
         size = (f"the exact search has {total:.3g} candidate hyperplanes (C(n_unique_points, "
                 f"dimension)), about {seconds / 86400:.3g} days here.")
         if total > MAX_RANK:
@@ -266,11 +292,15 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 "best classifier found in that budget, use method='milp' for a fast "
                 "heuristic, reduce the number of features, or fit on a subsample."
             )
+        msg += (" A budget (a time_limit) on method='iis_cover' gives you a bound of about "
+                f"{quick.value:g} errors or better (proven here in {quick.elapsed:.2g} s by "
+                f"{quick.method}): lower_bound_ and gap_ then say how far the returned "
+                "classifier can be from the optimum.")
         if self.method == "exact":
             raise ValueError("ICEClassifier(method='exact'): " + msg)
         warnings.warn("ICEClassifier(method='auto') falls back to method='milp': " + msg,
                       UserWarning, stacklevel=5)
-        return "milp"
+        return "milp", quick
 
     def _fit_milp(self, Z, wpos, wneg) -> np.ndarray:
         seconds = _MILP_SECONDS if self.time_limit is None else self.time_limit
@@ -297,22 +327,45 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         self.upper_bound_, self.upper_bound_source_ = ub, source
         if interrupted:
             self._interrupted("the incumbent phase, before the exact search")
-            return positive, False, 0
+            return positive, False, 0, None
         if self.verbose:
             print(
                 f"ICEClassifier: {len(U)} unique points in dimension {Z.shape[1]}, "
                 f"{total:.4g} candidates; incumbent {ub:g} errors ({source})"
             )
-        remaining = None
-        if self.time_limit is not None:
-            remaining = max(self.time_limit - (time.perf_counter() - t0), 1e-3)
+        iis_bound = None
+        if self.method == "iis_cover" or (self.method == "auto"
+                                           and Z.shape[1] >= _IIS_FIRST_DIM):
+            seconds = self._remaining(t0)
+            if self.method == "auto":
+                # the predicted enumeration time, at least a second, as the IIS cover's slice
+                slice_ = max(1.0, self._estimated_seconds(total))
+                seconds = slice_ if seconds is None else min(seconds, slice_)
+            res = solve_iis_cover(Z, wpos, wneg, incumbent=positive, time_limit=seconds,
+                                  verbose=self.verbose)
+            if res.stop_reason == "interrupted":
+                self._interrupted("the IIS cover")
+            elif res.stop_reason is not None:
+                self.stop_reason_ = res.stop_reason
+            if res.complete or self.method == "iis_cover" or res.stop_reason == "interrupted":
+                self.method_ = "iis_cover"
+                return res.positive, res.complete, 0, res.lower_bound
+            positive, iis_bound, self.stop_reason_ = res.positive, res.lower_bound, None
+            if self.verbose:
+                print(f"ICEClassifier: IIS cover stopped ({res.stop_reason}) at best "
+                      f"{res.value:g}, bound {res.lower_bound:g}; switching to the enumeration")
         res = solve_min01(
             U, wpos, wneg, incumbent=positive, backend=backend,
-            max_candidates=self.max_candidates, time_limit=remaining,
+            max_candidates=self.max_candidates, time_limit=self._remaining(t0),
             n_jobs=self.n_jobs, verbose=self.verbose,
         )
         self.stop_reason_ = res.stop_reason
-        return res.positive, res.complete, res.n_candidates
+        return res.positive, res.complete, res.n_candidates, iis_bound
+
+    def _remaining(self, t0: float) -> float | None:
+        if self.time_limit is None:
+            return None
+        return max(self.time_limit - (time.perf_counter() - t0), 1e-3)
 
     def _interrupted(self, where: str) -> None:
         self.stop_reason_ = "interrupted"
