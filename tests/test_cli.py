@@ -1,6 +1,8 @@
 """The command line: demo table, reproduce, fit on a CSV file with readable rules."""
 
 import io
+import subprocess
+import sys
 
 import joblib
 import numpy as np
@@ -357,3 +359,13 @@ def test_a_failed_save_keeps_the_previous_model(tmp_path, capsys, monkeypatch):
     assert "No space left on device" in _one_line_error(capsys)
     assert (tmp_path / "data.ice.joblib").read_bytes() == saved
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "data.ice.joblib"]
+
+
+def test_solver_banner_stays_off_standard_output():
+    # highspy announces itself once per process, when its first model is created: a fresh
+    # process shows whether that banner reaches the user's standard output
+    code = ("from exactclf._highs import new_highs; new_highs(); new_highs(); "
+            "print('only this')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out == "only this\n"

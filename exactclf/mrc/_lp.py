@@ -97,9 +97,10 @@ class HighsLP:
     def __init__(self, tol: float = 1e-7, verbose: int = 0, time_limit: float | None = None):
         import highspy
 
+        from .._highs import new_highs
+
         self._highspy = highspy
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", bool(verbose >= 2))
+        h = new_highs(verbose >= 2)
         t = _clip_tol(tol, 1e-10)
         h.setOptionValue("primal_feasibility_tolerance", t)
         h.setOptionValue("dual_feasibility_tolerance", t)
