@@ -4,8 +4,10 @@ A user choosing ``beta`` by cross-validation would otherwise write
 ``GridSearchCV(ThresholdNetLasso(random_state=0), {"beta": grid}, cv=5)``: it rebuilds the
 arrangement dictionary and re-solves from scratch for every (beta, fold), and reconstructs
 every selected neuron each time. ThresholdNetLassoCV builds one dictionary per fold, solves
-the path on it and reconstructs each pattern's plane once per fold. Both are timed in the same
-run, one process each (``n_jobs=1``), on the same grid (``ThresholdNetLassoCV.betas_``) and
+the path on it (each interior-point solve on a working set seeded from the previous beta's
+solution, checked against the whole dictionary) and reconstructs each pattern's plane once
+per fold. Both are timed in the same run, serial (``n_jobs=1``: folds, and GridSearchCV's
+fits, one at a time), on the same grid (``ThresholdNetLassoCV.betas_``) and
 the same stratified folds; the table reports the chosen beta, the mean held-out accuracy at it
 and the wall times (the fastest of ``--repeats`` runs of each, alternating which goes first,
 as the machine's load varies).

@@ -106,13 +106,16 @@ def test_regressor_cv_matches_grid_search_mse():
     X = rng.uniform(-1, 1, (45, 2))
     y = np.sign(X[:, 0]) + (X[:, 1] > 0.3) + 0.3 * rng.standard_normal(45)
     folds = KFold(3, shuffle=True, random_state=0)
-    cv = ThresholdNetLassoRegressorCV(betas=6, cv=folds, n_arrangements=100,
-                                      random_state=0).fit(X, y)
-    gs = GridSearchCV(ThresholdNetLassoRegressor(n_arrangements=100, random_state=0),
+    common = {"n_arrangements": 100, "random_state": 0}
+    cv = ThresholdNetLassoRegressorCV(betas=6, cv=folds, **common).fit(X, y)
+    gs = GridSearchCV(ThresholdNetLassoRegressor(**common),
                       {"beta": list(cv.betas_)}, cv=folds, scoring="neg_mean_squared_error")
     gs.fit(X, y)
+    # the path solves on working sets, a single fit on the whole dictionary: the same
+    # networks up to the solvers' accuracy (both certified), not to the last digit; another
+    # network (another vertex of an optimal face) would differ by far more
     np.testing.assert_allclose(cv.mse_path_.mean(axis=1), -gs.cv_results_["mean_test_score"],
-                               rtol=1e-6)
+                               rtol=1e-4)
     assert cv.beta_ == gs.best_params_["beta"]
     assert cv.coef_.ndim == 1 and cv.is_optimal_ in (True, False)
 
@@ -156,3 +159,121 @@ def test_warm_start_already_certified_is_returned_at_once():
     # a start that is not certified is not returned as is
     w3, it3, _, gap3, ok3 = solve_lasso(D, y, 0.1, "squared", "ipm", s, tol=1e-8, w0=w)
     assert ok3 and it3 > 0 and gap3 <= 1e-8 * 10
+
+
+# -- working-set (screened) interior-point solves along a path --------------------------------
+def _degenerate_design(rng, n, p):
+    """Random 0/1 columns, the bias first and complementary pairs (``d + d' = bias``): the
+    dependent columns and tied correlations of an arrangement dictionary."""
+    D = (rng.random((n, p)) < 0.5).astype(float)
+    D[:, 0] = 1.0
+    D[:, 1:p // 4] = 1.0 - D[:, p // 4:2 * (p // 4) - 1]  # complements: d + d' = bias
+    return D
+
+
+def _sklearn_objective(D, y, s, beta):
+    """An independent solver: scikit-learn's coordinate descent, run far past tol."""
+    from sklearn.linear_model import Lasso
+
+    r = np.sqrt(s)
+    est = Lasso(alpha=beta / len(y), fit_intercept=False, tol=1e-12, max_iter=10**5)
+    est.fit(D * r[:, None], y * r)
+    return 0.5 * np.sum(s * (D @ est.coef_ - y) ** 2) + beta * np.abs(est.coef_).sum()
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("seed", range(6))
+def test_path_warm_start_matches_full_solves(seed):
+    from exactclf.threshold._solvers import solve_lasso
+
+    rng = np.random.default_rng(seed)
+    n, p = 30, 80
+    D = _degenerate_design(rng, n, p)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0) + (seed % 2) * rng.standard_normal(n)
+    s = rng.integers(1, 4, n).astype(float)
+    tol = 1e-7
+    target = tol * 0.5 * np.sum(s * y**2)
+    top = np.abs(D.T @ (s * y)).max()
+    w = np.zeros(p)
+    for beta in np.geomspace(top, 1e-3 * top, 8)[1:]:
+        w, _, primal, gap, ok = solve_lasso(D, y, beta, "squared", "ipm", s, tol=tol, w0=w)
+        full, _, f_primal, f_gap, f_ok = solve_lasso(D, y, beta, "squared", "ipm", s, tol=tol)
+        assert ok and f_ok and gap <= target and f_gap <= target
+        # the reported gap is exactclf's own certificate over the whole dictionary: the
+        # primal point alone (its residual, scaled into the constraints) gives a valid bound
+        own_primal, _ = duality_gap(D, y, w, beta, "squared", s)
+        assert own_primal == pytest.approx(primal, rel=1e-12, abs=1e-12)
+        assert abs(primal - f_primal) <= gap + f_gap + 1e-9
+        # an independent solver's point cannot beat the certified lower bound, nor is the
+        # certified point worse than it by more than the gap
+        other = _sklearn_objective(D, y, s, beta)
+        assert primal - gap - 1e-9 <= other <= primal + gap + 1e-4 * abs(primal)
+        assert primal <= other + gap + 1e-9
+
+
+def test_screened_ipm_grows_its_working_set_to_the_optimum():
+    from exactclf.threshold._solvers import _solve_ipm, _solve_ipm_screened
+
+    rng = np.random.default_rng(7)
+    n, p = 40, 120
+    D = _degenerate_design(rng, n, p)
+    y = rng.standard_normal(n)
+    s = np.ones(n)
+    beta = 0.02 * np.abs(D.T @ y).max()
+    keep = np.zeros(p, dtype=bool)
+    keep[:5] = True  # far too few: the optimum needs columns outside it
+    target = 1e-8 * 0.5 * y @ y
+    w, theta, active, _, ok = _solve_ipm_screened(D, y, beta, s, target, 1000, keep)
+    assert ok and np.any(active & ~keep)
+    # dual feasible over the whole dictionary (up to the solver's accuracy) ...
+    assert np.abs(D.T @ theta).max() <= beta * (1 + 1e-6)
+    # ... and the same optimum as the solve on every column
+    _, gap = duality_gap(D, y, w, beta, "squared", s, theta=theta)
+    w_full, theta_full, *_ = _solve_ipm(D, y, beta, s, target, 1000)
+    p_full, gap_full = duality_gap(D, y, w_full, beta, "squared", s, theta=theta_full)
+    p_ws, _ = duality_gap(D, y, w, beta, "squared", s)
+    assert gap <= target and abs(p_ws - p_full) <= gap + gap_full + 1e-9
+    # the dual optimum is unique (the dual is 1-strongly concave for unit weights)
+    bound = np.sqrt(2 * gap) + np.sqrt(2 * gap_full)
+    assert np.linalg.norm(theta - theta_full) <= 2 * bound + 1e-9
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("seed", range(5))
+def test_ipm_on_a_narrow_design_solves_the_primal_qp(seed):
+    """Fewer columns than half the points (a working set): the interior-point method solves
+    the primal QP; its point is certified over the dictionary and is a vertex."""
+    from exactclf.threshold._solvers import _solve_ipm, solve_lasso
+
+    rng = np.random.default_rng(seed)
+    n, p = 40, 16
+    D = _degenerate_design(rng, n, p)
+    y = rng.standard_normal(n) + D[:, 3]
+    s = rng.integers(1, 3, n).astype(float)
+    beta = rng.choice([0.01, 0.1, 0.5]) * np.abs(D.T @ (s * y)).max()
+    target = 1e-8 * 0.5 * np.sum(s * y**2)
+    w, theta, active, _, ok = _solve_ipm(D, y, beta, s, target, 1000)
+    _, gap = duality_gap(D, y, w, beta, "squared", s, theta=theta)
+    assert ok and gap <= target
+    assert np.allclose(theta, s * (y - D @ w))  # the primal's dual point: its residual
+    assert np.all(np.abs(D.T @ theta)[active] >= beta * (1 - 1e-4))  # active: tight
+    w, _, primal, gap, ok = solve_lasso(D, y, beta, "squared", "ipm", s, tol=1e-8)
+    assert ok and np.count_nonzero(w) <= np.linalg.matrix_rank(D)
+    other = _sklearn_objective(D, y, s, beta)
+    assert primal - gap - 1e-9 <= other and primal <= other + gap + 1e-9
+
+
+def test_sampled_path_is_certified_at_every_beta_and_matches_single_fits():
+    """A path long enough for the working sets to grow over several re-solves."""
+    X, y = _subsample("haberman", 80, seed=1)
+    t = np.where(y == y.max(), 1.0, -1.0)
+    kw = {"arrangements": "sample", "n_arrangements": 300, "random_state": 0}
+    betas, coefs, gaps, patterns = threshold_path(X, t, betas=10, eps=1e-3, **kw)
+    D = patterns.astype(float)
+    s = np.ones(len(t))
+    for j in range(0, len(betas), 3):
+        # exactclf's own gap, from the primal point alone, over the whole dictionary
+        p, g = duality_gap(D, t, coefs[:, j], betas[j], "squared", s)
+        assert gaps[j] <= 1e-6 * 0.5 * len(t) and g <= 1e-3 * 0.5 * len(t)
+        clf = ThresholdNetLasso(beta=betas[j], **kw).fit(X, y)
+        assert abs(clf.objective_ - p) <= clf.dual_gap_ + gaps[j] + 1e-9

@@ -1,12 +1,13 @@
 """ThresholdNetLassoCV / ThresholdNetLassoRegressorCV: beta chosen by cross-validation.
 
 Per fold, the dictionary is built once and the path of betas is solved on it (largest beta
-first, each solve starting from the previous solution); the hidden planes of the selected
-patterns are reconstructed once per pattern and shared by the whole path. Each fold's
-network at each beta is the one :class:`ThresholdNetLasso` fits on that fold with that beta
-(same dictionary for the same ``random_state``), so the choice agrees with a
-``GridSearchCV`` over the same grid and folds. The final model is a certified refit on all
-the data at the chosen beta.
+first, each solve starting from the previous solution, which seeds the interior-point
+method's working set: see :func:`~exactclf.threshold._solvers.solve_lasso`); the hidden
+planes of the selected patterns are reconstructed once per pattern and shared by the whole
+path. Each fold's network at each beta is the one :class:`ThresholdNetLasso` fits on that
+fold with that beta (same dictionary for the same ``random_state``; the same solution, to
+the solvers' accuracy), so the choice agrees with a ``GridSearchCV`` over the same grid and
+folds. The final model is a certified refit on all the data at the chosen beta.
 """
 
 from __future__ import annotations

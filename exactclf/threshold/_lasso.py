@@ -254,7 +254,8 @@ default="auto"
         Lasso solver. ``"auto"``: squared loss, the closed form on complete arrangements,
         else ``"ipm"`` while its Newton matrix (``n_points`` squared) has at most ``2.5e7``
         entries, else ``"lars"``. ``"ipm"``: PIQP's dense interior-point method on the
-        Lasso's dual QP (one variable per point), unaffected by the degeneracy of arrangement
+        Lasso's dual QP (one variable per point; its primal QP where there are fewer than
+        half as many patterns as points), unaffected by the degeneracy of arrangement
         designs (0/1 entries, tied correlations, a pattern plus its complement equal to the
         bias column), then the HiGHS simplex moves its solution to a vertex of the optimal
         face (at most ``rank`` neurons, same objective); the fastest measured on these

@@ -3,8 +3,10 @@
 The arrangement dictionary does not depend on ``beta``, so a path builds it once and solves
 the Lasso for each ``beta`` from the largest down, each solve starting from the previous
 solution (returned at once when it is already certified at the new ``beta``; coordinate
-descent continues from it; the interior-point method restarts, as interior-point methods
-gain little from a warm start). Every solution carries its duality gap, computed by
+descent continues from it; the interior-point method, which gains little from a starting
+point, screens with it: it solves on a working set of columns seeded from the previous
+support, grown by a KKT check over the whole dictionary). Every solution carries its
+duality gap, computed by
 :func:`~exactclf.threshold._solvers.duality_gap` from a dual point checked feasible against
 the whole dictionary, whichever solver produced it.
 """
@@ -49,7 +51,9 @@ def beta_grid(top: float, betas, eps: float) -> np.ndarray:
 def solve_problem(problem: LassoProblem, beta: float, solver: str, tol: float, max_iter: int,
                   w0: np.ndarray | None = None):
     """The Lasso of ``problem`` at ``beta`` for every output, each certified by its duality
-    gap. ``solver``: a resolved solver name; ``w0`` (dictionary x outputs): a start.
+    gap. ``solver``: a resolved solver name; ``w0`` (dictionary x outputs): a start, the
+    solution at a nearby larger beta (see
+    :func:`~exactclf.threshold._solvers.solve_lasso`'s working sets).
 
     Returns ``(W, objective, lower, n_iter)``: weights (dictionary x outputs), the objective
     summed over outputs, the lower bound of each output (objective minus its gap)."""

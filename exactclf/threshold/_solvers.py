@@ -35,6 +35,17 @@ SOLVERS = ("auto", "closed_form", "ipm", "lars", "skglm", "sklearn", "highs")
 #: and dual objectives are sums of n terms of that size, each rounded): a smaller ``tol``
 #: cannot be certified, and the solvers stop trying there
 GAP_FLOOR_RTOL = 1e3 * np.finfo(np.float64).eps
+#: a warm-started interior-point solve (a regularization path) starts on a working set:
+#: the previous support and the ``WS_FACTOR * support + WS_MIN`` columns most correlated with
+#: the previous residual (a path's support grows as beta falls; a missed column costs a
+#: re-solve, a spare one little) ...
+WS_FACTOR = 2
+WS_MIN = 10
+#: ... solved again while a left-out column's correlation is within ``WS_MARGIN * beta`` of
+#: beta (its dual constraint nearly active), with every column within ``WS_GROW * beta``
+#: added (the next ones to enter: fewer re-solves; ``WS_GROW >= WS_MARGIN``)
+WS_MARGIN = 1e-6
+WS_GROW = 0.1
 #: the interior-point method runs while its Newton matrix, ``n`` squared (the dual QP has one
 #: variable per point), has at most this many entries (200 MB in float64)
 IPM_MAX_ENTRIES = 25 * 10**6
@@ -220,47 +231,74 @@ def _solve_lars(D, y, beta, s, max_iter):
     return est.coef_.ravel().astype(np.float64), int(est.n_iter_), reliable
 
 
-def _solve_ipm(D, y, beta, s, target, max_iter):
-    """The Lasso's dual QP by PIQP's dense interior-point method::
+def _piqp_lasso(D, y, beta, s, eps, max_iter):
+    """One solve of the Lasso by PIQP's dense interior-point method at PIQP tolerance
+    ``eps``, on the smaller of its two QPs (the Newton matrix is ``n x n`` for the dual,
+    ``2P x 2P`` for the primal). The dual (one variable per point)::
 
         min_theta  sum theta^2 / (2 s) - y . theta   s.t.   -beta <= D^T theta <= beta,
 
     whose two rows' multipliers ``z_u``, ``z_l`` give the Lasso's ``w = z_u - z_l``
-    (stationarity: ``theta = s (y - D w)``). Degenerate designs (duplicate, complementary or
+    (stationarity: ``theta = s (y - D w)``); a column is active where its row's slack is
+    below its multiplier. The primal, when ``2P <= n`` (a narrow design: a working set)::
+
+        min_{u, v >= 0}  1/2 |D (u - v) - y|_s^2 + beta 1.(u + v),
+
+    with ``w = u - v`` and ``theta`` its weighted residual; a column is active where ``u`` or
+    ``v`` is above its bound's multiplier.
+
+    Returns ``(w, theta, active, n_iter)``."""
+    import piqp
+
+    n, P = D.shape
+    solver = piqp.DenseSolver()
+    solver.settings.verbose = False
+    solver.settings.eps_abs = solver.settings.eps_rel = eps
+    solver.settings.max_iter = max_iter
+    if 2 * P <= n:
+        Q = D.T @ (s[:, None] * D)
+        b = D.T @ (s * y)
+        solver.setup(np.asfortranarray(np.block([[Q, -Q], [-Q, Q]])),
+                     np.concatenate([beta - b, beta + b]), x_l=np.zeros(2 * P),
+                     x_u=np.full(2 * P, np.inf))
+        solver.solve()
+        r = solver.result
+        x = np.asarray(r.x, dtype=np.float64)
+        w = x[:P] - x[P:]
+        free = np.asarray(r.s_bl) > np.asarray(r.z_bl)
+        return w, s * (y - D @ w), free[:P] | free[P:], int(r.info.iter)
+    # by keyword: a PIQP whose setup lacks two-sided rows (h_l <= G x <= h_u) fails loudly
+    solver.setup(np.asfortranarray(np.diag(1.0 / s)), -y, G=np.asfortranarray(D.T),
+                 h_l=np.full(P, -beta), h_u=np.full(P, beta))
+    solver.solve()
+    r = solver.result
+    z_u, z_l = np.asarray(r.z_u), np.asarray(r.z_l)
+    active = (z_u > np.asarray(r.s_u)) | (z_l > np.asarray(r.s_l))
+    return z_u - z_l, np.asarray(r.x, dtype=np.float64), active, int(r.info.iter)
+
+
+def _solve_ipm(D, y, beta, s, target, max_iter):
+    """The Lasso by :func:`_piqp_lasso`. Degenerate designs (duplicate, complementary or
     dependent columns, tied correlations) only make the optimal ``w`` non-unique; an interior
     point method converges inside the optimal face regardless. PIQP's own tolerance is
     tightened until exactclf's duality gap of ``(w, theta)`` (the dual point checked feasible
     for every column) is at most ``target``, or stops improving.
 
     Returns ``(w, theta, active, n_iter, reliable)`` at the point of smallest gap;
-    ``active``: the dual rows whose slack is below their multiplier (the support).
+    ``active``: the columns that may carry weight (the support).
     """
-    import piqp
-
     P = D.shape[1]
-    G = np.asfortranarray(D.T)
     best_gap, best, n_iter = np.inf, None, 0
     for eps in (1e-6, 1e-8, 1e-10, 1e-12):
-        solver = piqp.DenseSolver()
-        solver.settings.verbose = False
-        solver.settings.eps_abs = solver.settings.eps_rel = eps
-        solver.settings.max_iter = max_iter
-        # by keyword: a PIQP whose setup lacks two-sided rows (h_l <= G x <= h_u) fails loudly
-        solver.setup(np.asfortranarray(np.diag(1.0 / s)), -y, G=G, h_l=np.full(P, -beta),
-                     h_u=np.full(P, beta))
-        solver.solve()
-        r = solver.result
-        n_iter += int(r.info.iter)
-        theta = np.asarray(r.x, dtype=np.float64)
-        z_u, z_l = np.asarray(r.z_u), np.asarray(r.z_l)
-        w = z_u - z_l
+        w, theta, active, it = _piqp_lasso(D, y, beta, s, eps, max_iter)
+        n_iter += it
         if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(w))):
             break
         _, gap = duality_gap(D, y, w, beta, "squared", s, theta=theta)
         if gap >= best_gap:
             break  # the floating-point floor
         best_gap = gap
-        best = (w, theta, (z_u > np.asarray(r.s_u)) | (z_l > np.asarray(r.s_l)))
+        best = (w, theta, active)
         if gap <= target:
             break
     if best is None:
@@ -268,6 +306,47 @@ def _solve_ipm(D, y, beta, s, target, max_iter):
         return zero, np.zeros(len(y)), np.zeros(P, dtype=bool), n_iter, False
     w, theta, active = best
     return w, theta, active, n_iter, bool(best_gap <= target)
+
+
+def _working_set(D, y, s, w0):
+    """The working set (a mask of columns) that a solve warm started from ``w0``, the
+    solution at a nearby larger beta, begins with: see :data:`WS_FACTOR`."""
+    support = np.flatnonzero(w0)
+    corr = np.abs(D.T @ (s * (y - D @ w0)))
+    k = min(D.shape[1], WS_FACTOR * len(support) + WS_MIN)
+    keep = np.zeros(D.shape[1], dtype=bool)
+    keep[support] = True
+    keep[np.argpartition(-corr, k - 1)[:k]] = True
+    return keep
+
+
+def _solve_ipm_screened(D, y, beta, s, target, max_iter, keep):
+    """:func:`_solve_ipm` on the columns ``keep`` (a working set), grown until its dual
+    point satisfies every dual constraint of the whole dictionary.
+
+    After each solve the correlations ``|D^T theta|`` of every column are checked (the KKT
+    check of the screening): while a left-out column's is within :data:`WS_MARGIN` of
+    ``beta``, the columns within :data:`WS_GROW` join and the solve is repeated, so no column
+    that may carry weight at the optimum (the optimal face that the vertex step searches) is
+    left out. The certificate does not rest on this: the caller's duality gap scales
+    ``theta`` into the dual constraints of the whole dictionary. Returns
+    :func:`_solve_ipm`'s tuple, indexed by the whole dictionary's columns."""
+    P = D.shape[1]
+    n_iter = 0
+    while True:
+        cols = np.flatnonzero(keep)
+        w_ws, theta, active_ws, it, reliable = _solve_ipm(D[:, cols], y, beta, s, target,
+                                                          max_iter)
+        n_iter += it
+        corr = np.abs(D.T @ theta)
+        # an unreliable solve (its own gap above target) is grown as well: a gap left by
+        # missing columns would otherwise send the whole dictionary to the fallbacks
+        if not np.any(~keep & (corr >= (1.0 - WS_MARGIN) * beta)):
+            break
+        keep = keep | (corr >= (1.0 - WS_GROW) * beta)
+    w, active = np.zeros(P), np.zeros(P, dtype=bool)
+    w[cols], active[cols] = w_ws, active_ws
+    return w, theta, active, n_iter, reliable
 
 
 def _sparsest_on_face(D, w, theta, active):
@@ -319,9 +398,12 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     """Minimize ``L(D w) + beta |w|_1`` until the relative duality gap (gap divided by the
     loss at ``w = 0``) is at most ``tol``.
 
-    ``w0``: a starting point (e.g. the solution at a nearby ``beta``), returned at once when
-    its own gap already meets ``tol`` (so is the zero network, for ``beta`` at or above
-    ``|D^T grad L(0)|_inf``); coordinate descent starts from it.
+    ``w0``: a starting point (e.g. the solution at a nearby larger ``beta``, as along a
+    path), returned at once when its own gap already meets ``tol`` (so is the zero network,
+    for ``beta`` at or above ``|D^T grad L(0)|_inf``); coordinate descent starts from it,
+    and the interior-point method solves on a working set seeded from it (its support and
+    the columns most correlated with its residual), grown by a KKT check over the whole
+    dictionary until no left-out column's dual constraint is (nearly) active.
 
     ``"ipm"`` and ``"lars"`` are direct methods for the squared loss; when one misses
     ``tol`` the problem goes to the other (the interior-point method only while
@@ -369,7 +451,12 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
             w, it, reliable = _solve_lars(D, y, beta, s, max_iter)
             primal, gap = duality_gap(D, y, w, beta, loss, s)
         else:
-            w, theta, active, it, reliable = _solve_ipm(D, y, beta, s, 1e-2 * target, max_iter)
+            if w0 is None:
+                w, theta, active, it, reliable = _solve_ipm(D, y, beta, s, 1e-2 * target,
+                                                            max_iter)
+            else:
+                w, theta, active, it, reliable = _solve_ipm_screened(
+                    D, y, beta, s, 1e-2 * target, max_iter, _working_set(D, y, s, w0))
             primal, gap = duality_gap(D, y, w, beta, loss, s, theta=theta)
             vertex = _sparsest_on_face(D, w, theta, active)
             v_primal, v_gap = duality_gap(D, y, vertex, beta, loss, s, theta=theta)
