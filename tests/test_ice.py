@@ -1,10 +1,11 @@
 """ICEClassifier: exact optimum, realized by predict, on real and adversarial data."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
-from _helpers import brute_force_min01
+from _helpers import brute_force_min01, random_instance
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -329,29 +330,151 @@ def test_iis_cover_and_enumeration_match_brute_force_on_degenerate_weighted_data
     assert clf.is_optimal_ and clf.lower_bound_ == clf.training_errors_ and clf.gap_ == 0
 
 
+def _short_iis_runs(monkeypatch):
+    """IIS cover runs cut to nothing: the IIS cover can never finish a proof."""
+    from exactclf.linear._iis import IISCoverSolver
+
+    run, calls = IISCoverSolver.run, []
+
+    def short_run(self, time_limit=None):
+        calls.append(time_limit)
+        return run(self, 1e-9)
+
+    monkeypatch.setattr(IISCoverSolver, "run", short_run)
+    return calls
+
+
 def test_auto_switches_from_the_iis_cover_to_the_enumeration_keeping_its_bound(monkeypatch):
-    # a slice too short for the IIS cover to finish: the enumeration completes the proof
-    monkeypatch.setattr("exactclf.linear._ice._IIS_FIRST_DIM", 2)
-    calls = []
-
-    def short_cover(*args, **kwargs):
-        from exactclf.linear._iis import solve_iis_cover
-
-        kwargs["time_limit"] = 1e-9
-        res = solve_iis_cover(*args, **kwargs)
-        calls.append(res)
-        return res
-
-    monkeypatch.setattr("exactclf.linear._ice.solve_iis_cover", short_cover)
+    # the IIS cover first (as from D = 5), but it cannot finish: the enumeration, restarted
+    # with doubling slices, completes the proof
+    monkeypatch.setattr("exactclf.linear._portfolio._IIS_FIRST_DIM", 2)
+    monkeypatch.setattr("exactclf.linear._portfolio._MIN_SLICE", 0.0)
+    calls = _short_iis_runs(monkeypatch)
     X, y = load_voicepath(return_X_y=True)
     clf = ICEClassifier(device="cpu").fit(X, y)
-    assert len(calls) == 1 and not calls[0].complete
+    assert len(calls) >= 1 and calls[0] is not None  # a slice, not the whole budget
     assert clf.method_ == "exact" and clf.is_optimal_ and clf.training_errors_ == 19
+    assert clf.lower_bound_method_ == "exhaustive search"
     # a budget stop of both paths keeps the best proven bound and reports the gap
     with pytest.warns(ConvergenceWarning, match="gap"):
         b = ICEClassifier(device="cpu", max_candidates=10, upper_bound="surrogate").fit(X, y)
     assert not b.is_optimal_ and b.lower_bound_ <= 19 <= b.training_errors_
+    assert b.stop_reason_ == "max_candidates"
     assert b.gap_ == pytest.approx((b.training_errors_ - b.lower_bound_) / b.training_errors_)
+
+
+def test_auto_switches_from_the_enumeration_to_the_iis_cover(monkeypatch):
+    # the enumeration first (D < 5), but it cannot finish: the IIS cover proves the optimum
+    from exactclf.linear import _portfolio
+
+    solve_min01, calls = _portfolio.solve_min01, []
+
+    def no_time(*args, **kwargs):
+        calls.append(kwargs["time_limit"])
+        kwargs["time_limit"] = 1e-9
+        return solve_min01(*args, **kwargs)
+
+    monkeypatch.setattr(_portfolio, "solve_min01", no_time)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    clf = ICEClassifier(device="cpu").fit(X, y)
+    assert calls and calls[0] is not None
+    assert clf.method_ == "iis_cover" and clf.is_optimal_
+    assert clf.lower_bound_method_ == "IIS cover"
+    monkeypatch.setattr(_portfolio, "solve_min01", solve_min01)
+    exact = ICEClassifier(device="cpu", method="exact").fit(X, y)
+    assert clf.training_errors_ == exact.training_errors_ == _errors(clf, X, y)
+
+
+@pytest.mark.parametrize("budget", [{"max_candidates": 500}, {"time_limit": 0.3}])
+def test_budget_stopped_enumeration_reports_a_quick_bound(budget):
+    """A stopped enumeration in low dimension had only the conflicting duplicates as bound
+    (6 on Haberman, optimum 66)."""
+    X, y = load_haberman(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="gap"):
+        clf = ICEClassifier(device="cpu", method="exact", upper_bound="surrogate",
+                            **budget).fit(X, y)
+    assert not clf.is_optimal_ and clf.stop_reason_ in budget
+    assert clf.lower_bound_method_ != "conflicting duplicates"
+    assert 6 < clf.lower_bound_ <= 66 <= clf.training_errors_
+    assert clf.gap_ == pytest.approx(1 - clf.lower_bound_ / clf.training_errors_)
+
+
+def _weighted_samples(Z, wpos, wneg):
+    """Samples of unique points with per-label weights: a point with both weights is a
+    pair of conflicting duplicates."""
+    pos, neg = wpos > 0, wneg > 0
+    X = np.vstack([Z[pos], Z[neg]])
+    y = np.r_[np.ones(pos.sum(), int), np.zeros(neg.sum(), int)]
+    return X, y, np.r_[wpos[pos], wneg[neg]]
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "grid", "collinear", "flat"])
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("method", ["auto", "exact", "iis_cover", "interleaved"])
+def test_every_path_is_certified_against_brute_force(monkeypatch, method, seed, kind):
+    """Complete fits equal the brute-force optimum with a tight bound; budget-stopped fits
+    never claim more than they proved. "interleaved": auto with the IIS cover first and
+    slices so short that both paths alternate many times."""
+    if method == "interleaved":
+        monkeypatch.setattr("exactclf.linear._portfolio._IIS_FIRST_DIM", 1)
+        monkeypatch.setattr("exactclf.linear._portfolio._MIN_SLICE", 0.0)
+        method = "auto"
+    rng = np.random.default_rng(1000 * seed + len(kind))
+    Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(2, 10)),
+                                    int(rng.integers(1, 5)))
+    if seed % 2:
+        wpos, wneg = wpos * rng.uniform(0.5, 2.0, len(Z)), wneg * 1.5  # real weights
+    X, y, w = _weighted_samples(Z, wpos, wneg)
+    opt = brute_force_min01(Z, wpos, wneg)
+    tol = 1e-9 * max(1.0, opt)
+    clf = ICEClassifier(method=method, device="cpu").fit(X, y, sample_weight=w)
+    assert clf.is_optimal_ and clf.gap_ == 0
+    assert clf.training_errors_ == pytest.approx(opt, rel=1e-12, abs=1e-12)
+    assert clf.training_errors_ == pytest.approx(_errors(clf, X, y, w), rel=1e-12)
+    assert opt - 2e-6 * max(1.0, opt) <= clf.lower_bound_ <= opt + tol
+    budget = {"time_limit": 1e-3} if method == "iis_cover" else {"max_candidates": 2}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        b = ICEClassifier(method=method, device="cpu", upper_bound="surrogate",
+                          **budget).fit(X, y, sample_weight=w)
+    assert b.lower_bound_ <= opt + tol <= b.training_errors_ + 2 * tol
+    assert b.training_errors_ == pytest.approx(_errors(b, X, y, w), rel=1e-12)
+    if b.is_optimal_:
+        assert b.training_errors_ == pytest.approx(opt, rel=1e-12, abs=1e-12)
+    else:
+        assert b.stop_reason_ is not None and b.gap_ > 0
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "grid", "flat"])
+@pytest.mark.parametrize("seed", range(3))
+def test_every_path_agrees_with_the_others_beyond_brute_force(seed, kind):
+    rng = np.random.default_rng(77 + seed)
+    Z, wpos, wneg = random_instance(rng, kind, 45, int(rng.integers(2, 5)))
+    X, y, w = _weighted_samples(Z, wpos * rng.uniform(0.5, 2.0, len(Z)), wneg)
+    fits = {m: ICEClassifier(method=m, device="cpu").fit(X, y, sample_weight=w)
+            for m in ("exact", "iis_cover", "auto")}
+    opt = fits["exact"].training_errors_
+    for m, clf in fits.items():
+        assert clf.is_optimal_, m
+        assert clf.training_errors_ == pytest.approx(opt, rel=1e-9), m
+        assert opt * (1 - 2e-6) <= clf.lower_bound_ <= opt * (1 + 1e-12), m
+
+
+def test_interrupt_during_the_iis_cover_returns_the_best_model_so_far(monkeypatch):
+    from exactclf.linear._iis import IISOracle
+
+    def interrupted(self, keep, objective):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(IISOracle, "find_iis", interrupted)
+    X, y = load_cryotherapy(return_X_y=True)
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        clf = ICEClassifier(device="cpu").fit(X, y)  # auto: the IIS cover first
+    assert clf.stop_reason_ == "interrupted" and not clf.is_optimal_
+    assert clf.n_candidates_ == 0  # no enumeration after Ctrl-C
+    assert clf.lower_bound_ <= 4 <= clf.training_errors_ == _errors(clf, X, y)
 
 
 def test_iis_cover_budget_gives_a_proven_bound_and_gap():

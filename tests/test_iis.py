@@ -8,6 +8,7 @@ from exactclf.linear import _iis
 from exactclf.linear._iis import (
     BOUND_RTOL,
     CoverModel,
+    IISCoverSolver,
     IISOracle,
     exact_gordan_support,
     near_gordan_support,
@@ -210,3 +211,43 @@ def test_cover_model_cutoff():
     fresh.add_cuts(cm.cuts)
     x, bound, optimal = fresh.solve(cutoff=1.5)  # no cover of cost <= 1.5
     assert x is None and bound == 2.0 and not optimal
+
+
+def test_cover_model_floor_keeps_the_optimum():
+    cm = CoverModel(np.array([1.0, 1.0, 1.0, 2.0]))
+    cm.add_cuts([np.array([0, 1]), np.array([2, 3])])
+    cm.set_floor(2.0)  # the true optimum: nothing changes
+    x, bound, optimal = cm.solve()
+    assert optimal and bound == 2.0 and cm.cost @ x == 2.0
+    cm.set_floor(1.0)  # lowering it is allowed (a weaker proven bound)
+    cm.add_cuts([np.array([1, 3])])
+    x, bound, optimal = cm.solve()
+    assert optimal and bound == 2.0 and cm.cost @ x == 2.0 and len(cm.cuts) == 3
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_resumed_solver_matches_one_run(seed):
+    """Runs on doubling slices (as in the portfolio) keep their cuts, incumbent and bound,
+    and end at the optimum; an incumbent and a bound offered between runs are taken."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(50, 3))
+    y = Z[:, 0] + 0.6 * rng.normal(size=50) > 0
+    wpos, wneg = y * rng.uniform(1, 2, 50), ~y * 1.0
+    opt = solve_min01(Z, wpos, wneg)
+    solver = IISCoverSolver(Z, wpos, wneg, random_state=seed)
+    bounds, values = [], []
+    for k in range(20):
+        res = solver.run(time_limit=0.002 * 2**k)
+        bounds.append(res.lower_bound)
+        values.append(res.value)
+        assert res.lower_bound <= opt.value + 1e-9 and res.value >= opt.value - 1e-9
+        assert labeling_errors(res.positive, wpos, wneg) == res.value
+        if res.complete:
+            break
+    assert res.complete and res.value == pytest.approx(opt.value, rel=1e-12)
+    assert bounds == sorted(bounds) and values == sorted(values, reverse=True)
+    again = IISCoverSolver(Z, wpos, wneg, random_state=seed)
+    again.raise_bound(0.5 * opt.value)
+    again.offer(opt.positive)
+    assert again.best == pytest.approx(opt.value, rel=1e-12)
+    assert again.run().value == pytest.approx(opt.value, rel=1e-12)

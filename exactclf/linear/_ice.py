@@ -15,24 +15,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import MAX_RANK
-from .._resources import effective_workers
 from .._separator import max_margin_separator
-from ._bounds import _IIS_FIRST_DIM, lower_bound
-from ._iis import solve_iis_cover
-from ._incumbent import best_incumbent
+from ._bounds import lower_bound
 from ._milp import bigm_milp
-from ._min01 import labeling_errors, majority_labeling, search_size, solve_min01
+from ._min01 import labeling_errors, majority_labeling, search_size
+from ._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
 
 __all__ = ["ICEClassifier"]
 
-#: candidates per second and core assumed when estimating run times (measured: 1e7/s on
-#: Cryotherapy, 9e5/s on Haberman, whose incumbent prunes late)
-_RATE = 2e6
 #: exact searches estimated to take longer than this without a budget are refused
 _MAX_SECONDS = 86400.0
-#: above this many candidates, the MILP incumbent pays for itself
-_MILP_INCUMBENT_ABOVE = 10**7
-#: seconds given to the MILP when no time_limit is set (as incumbent / as the method)
+#: seconds given to method="milp" when no time_limit is set
 _MILP_SECONDS = 30.0
 #: seconds spent on a quick lower bound before refusing (it is quoted in the message)
 _REFUSAL_BOUND_SECONDS = 2.0
@@ -68,19 +61,22 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         every round; fast in high dimension or with few errors. ``"milp"``: a big-M
         mixed-integer program on HiGHS with bounded weights, stopped after ``time_limit``
         (default 30 s), fast but *not* exact (thin optimal cells are cut off). ``"auto"``:
-        from dimension 5 on, ``"iis_cover"`` for a slice of the time the enumeration is
-        predicted to take, then the enumeration from its best classifier (its bound is
-        kept); below, ``"exact"``; ``"milp"`` with a warning when the enumeration would be
-        refused.
+        a portfolio of ``"iis_cover"`` and ``"exact"`` (the IIS cover first from dimension
+        5 on, the enumeration first below), alternating on doubling slices of time and
+        sharing the best classifier until one proves it optimal (see
+        :func:`exactclf.linear._portfolio.solve_portfolio`); ``"milp"`` with a warning when
+        the enumeration would be refused.
     upper_bound : {"auto", "surrogate", "milp"}, default="auto"
         Incumbent that the exact search starts from: the best of the majority class,
         LinearSVC and LogisticRegression (``"surrogate"``), plus the big-M MILP run for at most
-        30 s (``"milp"``). ``"auto"`` adds the MILP when the search has more than 1e7
-        candidates.
+        30 s (``"milp"``). ``"auto"`` adds the MILP when the enumeration goes first and has
+        more than 1e7 candidates.
     max_candidates : int, default=None
         Search at most this many candidate hyperplanes (deterministic budget).
     time_limit : float, default=None
-        Stop the search after this many seconds (wall clock, whole fit).
+        Stop the search after this many seconds (wall clock, whole fit). Unless the IIS
+        cover runs (it has its own bound), a tenth of it is kept for a quick lower bound,
+        spent only if the search stops before a proof.
     device : {"auto", "cpu", "gpu"}, default="auto"
         ``"cpu"``: Numba kernel. ``"gpu"``: batched evaluation with CuPy (extra
         ``exactclf[gpu]``). ``"auto"``: the GPU only when CuPy and a device are usable.
@@ -105,7 +101,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         True when the search is complete: ``training_errors_`` is then the minimum over all
         affine classifiers.
     lower_bound_ : float
-        A proven lower bound on the minimum; equals ``training_errors_`` when optimal.
+        A proven lower bound on the minimum; equals ``training_errors_`` when optimal (when
+        the IIS cover proved it with non-integer weights: within a relative ``2e-6``, its
+        solver's tolerance).
     lower_bound_method_ : str
         How ``lower_bound_`` was obtained.
     gap_ : float
@@ -227,10 +225,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             self.upper_bound_source_ = "majority class"
             complete, n_cand = True, 0
         else:
-            positive, complete, n_cand, iis_bound = self._fit_exact(
-                U, Z, wpos, wneg, total, backend, t0)
-            if iis_bound is not None and iis_bound >= bound:
-                bound, bound_method = iis_bound, "IIS cover (Benders master)"
+            res = self._fit_search(U, Z, wpos, wneg, backend, t0)
+            positive, complete, n_cand = res.positive, res.complete, res.n_candidates
+            if res.lower_bound >= bound:
+                bound, bound_method = res.lower_bound, res.lower_bound_method
         value = labeling_errors(positive, wpos, wneg)
         a, b = max_margin_separator(Z, positive)
         coef, intercept = frame.to_original(a, b)
@@ -239,15 +237,13 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         realized = self._realized_errors(data, value)
         self.training_errors_ = realized
         self.n_candidates_ = n_cand
-        if complete and self.method_ == "iis_cover":
-            # proven within the cover solver's relative tolerance for non-integer weights
-            self.lower_bound_, self.lower_bound_method_ = min(bound, realized), "IIS cover"
-        elif complete:
+        if (complete and bound_method == "exhaustive search") or frame.dim == 0:
             self.lower_bound_, self.lower_bound_method_ = realized, "exhaustive search"
         else:
             self.lower_bound_, self.lower_bound_method_ = min(bound, realized), bound_method
         self.is_optimal_ = bool(complete or realized <= self.lower_bound_)
-        self.gap_ = (0.0 if realized <= 0 or realized <= self.lower_bound_
+        # 0 when optimal, also when the IIS cover proved it within its relative tolerance
+        self.gap_ = (0.0 if self.is_optimal_ or realized <= 0
                      else (realized - self.lower_bound_) / realized)
         if not self.is_optimal_:
             why = ("used the MILP heuristic (method='milp')" if self.method_ == "milp" else
@@ -264,8 +260,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
 
     # -- helpers of fit --------------------------------------------------------------------
     def _estimated_seconds(self, total: int) -> float:
-        # the cores that really run in parallel: n_jobs=100 on 2 cores is 2 workers
-        return total / (_RATE * effective_workers(self.n_jobs))
+        return enumeration_seconds(total, self.n_jobs)
 
     def _choose_method(self, total: int, Z, wpos, wneg):
         """The method to run, and the quick lower bound computed when refusing (or None)."""
@@ -312,55 +307,18 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         self.upper_bound_ = labeling_errors(positive, wpos, wneg)
         return positive
 
-    def _fit_exact(self, U, Z, wpos, wneg, total, backend, t0):
-        use_milp = self.upper_bound == "milp" or (
-            self.upper_bound == "auto" and total > _MILP_INCUMBENT_ABOVE
+    def _fit_search(self, U, Z, wpos, wneg, backend, t0) -> PortfolioResult:
+        res = solve_portfolio(
+            U, Z, wpos, wneg, method=self.method, upper_bound=self.upper_bound,
+            backend=backend, max_candidates=self.max_candidates,
+            time_limit=self._remaining(t0), n_jobs=self.n_jobs, verbose=self.verbose,
         )
-        milp_seconds = None
-        if use_milp:
-            milp_seconds = _MILP_SECONDS
-            if self.time_limit is not None:
-                milp_seconds = min(milp_seconds, 0.25 * self.time_limit)
-        positive, ub, source, interrupted = best_incumbent(
-            Z, wpos, wneg, milp_time_limit=milp_seconds, n_jobs=self.n_jobs
-        )
-        self.upper_bound_, self.upper_bound_source_ = ub, source
-        if interrupted:
-            self._interrupted("the incumbent phase, before the exact search")
-            return positive, False, 0, None
-        if self.verbose:
-            print(
-                f"ICEClassifier: {len(U)} unique points in dimension {Z.shape[1]}, "
-                f"{total:.4g} candidates; incumbent {ub:g} errors ({source})"
-            )
-        iis_bound = None
-        if self.method == "iis_cover" or (self.method == "auto"
-                                           and Z.shape[1] >= _IIS_FIRST_DIM):
-            seconds = self._remaining(t0)
-            if self.method == "auto":
-                # the predicted enumeration time, at least a second, as the IIS cover's slice
-                slice_ = max(1.0, self._estimated_seconds(total))
-                seconds = slice_ if seconds is None else min(seconds, slice_)
-            res = solve_iis_cover(Z, wpos, wneg, incumbent=positive, time_limit=seconds,
-                                  verbose=self.verbose)
-            if res.stop_reason == "interrupted":
-                self._interrupted("the IIS cover")
-            elif res.stop_reason is not None:
-                self.stop_reason_ = res.stop_reason
-            if res.complete or self.method == "iis_cover" or res.stop_reason == "interrupted":
-                self.method_ = "iis_cover"
-                return res.positive, res.complete, 0, res.lower_bound
-            positive, iis_bound, self.stop_reason_ = res.positive, res.lower_bound, None
-            if self.verbose:
-                print(f"ICEClassifier: IIS cover stopped ({res.stop_reason}) at best "
-                      f"{res.value:g}, bound {res.lower_bound:g}; switching to the enumeration")
-        res = solve_min01(
-            U, wpos, wneg, incumbent=positive, backend=backend,
-            max_candidates=self.max_candidates, time_limit=self._remaining(t0),
-            n_jobs=self.n_jobs, verbose=self.verbose,
-        )
-        self.stop_reason_ = res.stop_reason
-        return res.positive, res.complete, res.n_candidates, iis_bound
+        self.upper_bound_, self.upper_bound_source_ = res.upper_bound, res.upper_bound_source
+        self.method_ = res.method
+        self.stop_reason_ = None if res.complete else res.stop_reason
+        if res.stop_reason == "interrupted":
+            self._interrupted("the search")
+        return res
 
     def _remaining(self, t0: float) -> float | None:
         if self.time_limit is None:

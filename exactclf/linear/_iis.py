@@ -54,7 +54,7 @@ from .._separator import max_margin_separator
 from ._min01 import labeling_errors, majority_labeling
 
 __all__ = [
-    "BOUND_RTOL", "CoverModel", "IISCoverResult", "IISOracle", "IISProblem",
+    "BOUND_RTOL", "CoverModel", "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
     "exact_gordan_support", "near_gordan_support", "peel", "realize", "solve_iis_cover",
 ]
 
@@ -208,6 +208,8 @@ class IISOracle:
     def __init__(self, Zf: np.ndarray, sign: np.ndarray, Z: np.ndarray | None = None):
         import highspy
 
+        from .._highs import new_highs
+
         self._highspy = highspy
         self.Zf = np.asarray(Zf, dtype=np.float64)
         self.sign = np.asarray(sign, dtype=np.float64)
@@ -216,8 +218,7 @@ class IISOracle:
         Gf = np.hstack([self.Zf, np.ones((n, 1))]) * self.sign[:, None]
         self._G = Gf
         self._Gx = None if Z is None else np.hstack([Z, np.ones((n, 1))]) * self.sign[:, None]
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("presolve", "off")
         inf = highspy.kHighsInf
@@ -318,11 +319,12 @@ class CoverModel:
     def __init__(self, cost: np.ndarray, threads: int | None = None):
         import highspy
 
+        from .._highs import new_highs
+
         self._highspy = highspy
         self.cost = np.asarray(cost, dtype=np.float64)
         self.n = len(self.cost)
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("mip_rel_gap", 0.0)
         if threads is not None:
             h.setOptionValue("threads", int(threads))
@@ -335,6 +337,19 @@ class CoverModel:
         self._seen: set[tuple[int, ...]] = set()
         self.cuts: list[np.ndarray] = []
         self._integer = False
+        self._floor_row: int | None = None
+
+    def set_floor(self, value: float) -> None:
+        """Add (or raise) the row ``c.x >= value``, ``value`` a proven lower bound on the
+        cover's optimum over *all* IISs: it removes no optimal cover, and it lets the MIP
+        stop as soon as it finds a cover of that cost instead of proving the bound again
+        at every Benders round."""
+        if self._floor_row is None:
+            self._floor_row = self._h.getNumRow()
+            self._h.addRow(value, np.inf, self.n, np.arange(self.n, dtype=np.int32),
+                           self.cost)
+        else:
+            self._h.changeRowBounds(self._floor_row, value, np.inf)
 
     def add_cuts(self, cuts) -> int:
         """Add the cover rows of new IISs (duplicates are skipped); returns how many."""
@@ -453,6 +468,166 @@ def peel(oracle: IISOracle, keep: np.ndarray, cost: np.ndarray, rng: np.random.G
             keep[rng.choice(cheapest)] = False
 
 
+class IISCoverSolver:
+    """The Benders loop of :func:`solve_iis_cover` as a resumable solver: :meth:`run` may be
+    called again after a time-limited call and goes on from the cuts, incumbent and bound it
+    had (the portfolio of :mod:`._portfolio` interleaves it with the enumeration).
+
+    Parameters are those of :func:`solve_iis_cover`, less ``time_limit``.
+
+    Examples
+    --------
+    >>> Z = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> solver = IISCoverSolver(Z, np.array([0, 1, 0, 1.0]), np.array([1, 0, 1, 0.0]))
+    >>> res = solver.run(time_limit=10.0)
+    >>> res.value, res.lower_bound, res.complete
+    (1.0, 1.0, True)
+    """
+
+    def __init__(self, Z, wpos, wneg, *, incumbent=None, random_state=0, n_peels=8,
+                 round_peels=8, threads=None, verbose=0):
+        self.wpos = np.asarray(wpos, dtype=np.float64)
+        self.wneg = np.asarray(wneg, dtype=np.float64)
+        self.prob = IISProblem(np.asarray(Z, dtype=np.float64), self.wpos, self.wneg)
+        self.rng = np.random.default_rng(random_state)
+        self.n_peels, self.round_peels, self.verbose = n_peels, round_peels, verbose
+        self.best_pos = majority_labeling(self.wpos, self.wneg)
+        self.best = labeling_errors(self.best_pos, self.wpos, self.wneg)
+        self.lower = self.prob.base
+        self.master = CoverModel(self.prob.cost, threads=threads)
+        self.rounds = 0
+        self.elapsed = 0.0
+        self._started = False  # the first peeling passes over all points are done
+        self._pending = None  # a master cover not yet tested when a run's deadline came
+        if incumbent is not None:
+            self.offer(np.asarray(incumbent, dtype=bool))
+
+    def offer(self, positive: np.ndarray | None) -> None:
+        """Take a labeling of all points as the incumbent if it is better; it is re-realized
+        from the points it labels as preferred (if floating point cannot separate them, it
+        is ignored), so the incumbent is always a strict classifier's labeling."""
+        if positive is not None:
+            self._offer(self.prob.labeling(~self.prob.given_up(positive)))
+
+    def raise_bound(self, value: float) -> None:
+        """Take a lower bound on the optimum proven elsewhere (it also tightens the
+        master)."""
+        if value > self.lower:
+            self.lower = value
+            self.master.set_floor(value - self.prob.base)
+
+    def _offer(self, positive):
+        if positive is None:
+            return
+        value = labeling_errors(positive, self.wpos, self.wneg)
+        if value < self.best:
+            self.best_pos, self.best = positive, value
+
+    def done(self) -> bool:
+        """Whether the incumbent is proven optimal."""
+        return self.best - self.lower <= 2 * BOUND_RTOL * max(1.0, abs(self.best))
+
+    def _report(self, t0: float) -> None:
+        if self.verbose >= 1:
+            gap = (self.best - self.lower) / self.best if self.best > 0 else 0.0
+            print(f"IIS cover: round {self.rounds}  cuts {len(self.master.cuts)}  "
+                  f"best={self.best:g}  bound={self.lower:g}  gap={100 * gap:.1f}%  "
+                  f"{self.elapsed + time.perf_counter() - t0:.2f}s", file=sys.stderr, flush=True)
+
+    def _peel_all(self, deadline: float) -> bool:
+        """Peeling passes over all points, until they mostly rediscover known IISs; False
+        when the deadline stopped them first."""
+        keep_all = np.ones(len(self.prob.active), dtype=bool)
+        for _ in range(self.n_peels):
+            cuts, kept = peel(self.prob.oracle, keep_all, self.prob.cost, self.rng, deadline)
+            n_new = self.master.add_cuts(cuts)
+            if kept is not None:
+                self._offer(self.prob.labeling(kept))
+            if kept is None:
+                return False
+            if n_new <= 0.1 * len(cuts):
+                break
+        return True
+
+    def _round(self, deadline: float, t0: float) -> str | None:
+        """One Benders round; returns a stop reason, or None."""
+        prob, master = self.prob, self.master
+        self.rounds += 1
+        # only covers better than the incumbent matter (integer costs: by >= 1)
+        extra = self.best - prob.base
+        cutoff = (extra - 0.5 if master.integral
+                  else extra - BOUND_RTOL * max(1.0, abs(self.best)))
+        # no MIP start: with one, HiGHS 1.16 returned the start as "Optimal"
+        x, self._pending = self._pending, None
+        if x is None or prob.cost @ x > cutoff:
+            x, bound, _ = master.solve(integer=True,
+                                       time_limit=deadline - time.perf_counter(),
+                                       cutoff=cutoff)
+            self.raise_bound(prob.base + bound)
+            self._report(t0)
+        if self.done():
+            return None
+        if time.perf_counter() >= deadline:
+            # a cover found before the deadline is tested first by the next run
+            self._pending = x
+            return None
+        if x is None:
+            return "master failed"  # neither a cover below the cutoff nor a proof of none
+        keep = x < 0.5
+        n_new, before = 0, self.best
+        for _ in range(self.round_peels):
+            cuts, kept = peel(prob.oracle, keep, prob.cost, self.rng, deadline)
+            if kept is not None:
+                self._offer(prob.labeling(kept))
+            n_new += master.add_cuts(cuts)
+            if not cuts or kept is None:
+                break
+        if n_new == 0 and self.best == before:
+            if time.perf_counter() < deadline:
+                return "numerical"  # the kept set is separable, yet not realized
+            self._pending = x  # the deadline came first: the next run tests it again
+        return None
+
+    def run(self, time_limit: float | None = None) -> IISCoverResult:
+        """Go on for at most ``time_limit`` seconds (None: until proven optimal); see
+        :func:`solve_iis_cover` for the result."""
+        t0 = time.perf_counter()
+        deadline = math.inf if time_limit is None else t0 + time_limit
+        stop_reason = None
+        try:
+            if len(self.prob.active) and not self.done() and not self._started:
+                # cut short by the deadline, the passes go on in the next run
+                self._started = self._peel_all(deadline)
+            while not self.done():
+                if time.perf_counter() >= deadline:
+                    stop_reason = "time_limit"
+                    break
+                stop_reason = self._round(deadline, t0)
+                if stop_reason is not None:
+                    break
+        except KeyboardInterrupt:
+            stop_reason = "interrupted"
+            warnings.warn("solve_iis_cover interrupted: returning the best labeling found so "
+                          "far", UserWarning, stacklevel=2)
+        except FloatingPointError as exc:
+            stop_reason = "numerical"
+            if self.verbose:
+                print(f"IIS cover: stopped ({exc})", file=sys.stderr)
+        complete = self.done()
+        if complete:
+            stop_reason = None
+        elif stop_reason == "numerical":
+            warnings.warn(
+                "solve_iis_cover: floating point cannot decide the separability of some "
+                "subsets (points in nearly degenerate position); optimality is not proven",
+                ConvergenceWarning, stacklevel=2,
+            )
+        self._report(t0)
+        self.elapsed += time.perf_counter() - t0
+        return IISCoverResult(self.best, self.best_pos, min(self.lower, self.best), complete,
+                              stop_reason, self.rounds, len(self.master.cuts), self.elapsed)
+
+
 def solve_iis_cover(
     Z: np.ndarray,
     wpos: np.ndarray,
@@ -496,6 +671,10 @@ def solve_iis_cover(
     -------
     IISCoverResult
 
+    See Also
+    --------
+    IISCoverSolver : the same loop, resumable.
+
     Examples
     --------
     >>> Z = np.array([[0.0], [1.0], [2.0], [3.0]])
@@ -503,105 +682,7 @@ def solve_iis_cover(
     >>> res.value, res.lower_bound, res.complete
     (1.0, 1.0, True)
     """
-    t0 = time.perf_counter()
-    deadline = math.inf if time_limit is None else t0 + time_limit
-    Z = np.asarray(Z, dtype=np.float64)
-    wpos = np.asarray(wpos, dtype=np.float64)
-    wneg = np.asarray(wneg, dtype=np.float64)
-    rng = np.random.default_rng(random_state)
-    prob = IISProblem(Z, wpos, wneg)
-    cost = prob.cost
-    n_a = len(prob.active)
-
-    best_pos = majority_labeling(wpos, wneg)
-    best = labeling_errors(best_pos, wpos, wneg)
-
-    def offer(positive):
-        nonlocal best_pos, best
-        if positive is None:
-            return
-        value = labeling_errors(positive, wpos, wneg)
-        if value < best:
-            best_pos, best = positive, value
-
-    if incumbent is not None:
-        offer(prob.labeling(~prob.given_up(np.asarray(incumbent, dtype=bool))))
-    master = CoverModel(cost, threads=threads)
-    lower = prob.base
-    rounds = 0
-    stop_reason = None
-
-    def done():
-        return best - lower <= 2 * BOUND_RTOL * max(1.0, abs(best))
-
-    def report():
-        if verbose >= 1:
-            gap = (best - lower) / best if best > 0 else 0.0
-            print(f"IIS cover: round {rounds}  cuts {len(master.cuts)}  best={best:g}  "
-                  f"bound={lower:g}  gap={100 * gap:.1f}%  "
-                  f"{time.perf_counter() - t0:.2f}s", file=sys.stderr, flush=True)
-
-    try:
-        if n_a and not done():
-            keep_all = np.ones(n_a, dtype=bool)
-            for _ in range(n_peels):
-                cuts, kept = peel(prob.oracle, keep_all, cost, rng, deadline)
-                n_new = master.add_cuts(cuts)
-                if kept is not None:
-                    offer(prob.labeling(kept))
-                # stop when the passes mostly rediscover known IISs
-                if kept is None or n_new <= 0.1 * len(cuts):
-                    break
-            while not done():
-                if time.perf_counter() >= deadline:
-                    stop_reason = "time_limit"
-                    break
-                rounds += 1
-                # only covers better than the incumbent matter (integer costs: by >= 1)
-                extra = best - prob.base
-                cutoff = (extra - 0.5 if master.integral
-                          else extra - BOUND_RTOL * max(1.0, abs(best)))
-                # no MIP start: with one, HiGHS 1.16 returned the start as "Optimal"
-                x, bound, optimal = master.solve(
-                    integer=True, time_limit=deadline - time.perf_counter(), cutoff=cutoff)
-                lower = max(lower, prob.base + bound)
-                report()
-                if done() or time.perf_counter() >= deadline:
-                    continue
-                if x is None:
-                    # neither a cover below the cutoff nor a proof that there is none
-                    stop_reason = "master failed"
-                    break
-                keep = x < 0.5
-                n_new, before = 0, best
-                for _ in range(round_peels):
-                    cuts, kept = peel(prob.oracle, keep, cost, rng, deadline)
-                    if kept is not None:
-                        offer(prob.labeling(kept))
-                    n_new += master.add_cuts(cuts)
-                    if not cuts or kept is None:
-                        break
-                if n_new == 0 and best == before and time.perf_counter() < deadline:
-                    # the kept set is separable, yet its labeling was not realized
-                    stop_reason = "numerical"
-                    break
-    except KeyboardInterrupt:
-        stop_reason = "interrupted"
-        warnings.warn("solve_iis_cover interrupted: returning the best labeling found so far",
-                      UserWarning, stacklevel=2)
-    except FloatingPointError as exc:
-        stop_reason = "numerical"
-        if verbose:
-            print(f"IIS cover: stopped ({exc})", file=sys.stderr)
-    complete = done()
-    if complete:
-        stop_reason = None
-    elif stop_reason == "numerical":
-        warnings.warn(
-            "solve_iis_cover: floating point cannot decide the separability of some subsets "
-            "(points in nearly degenerate position); optimality is not proven",
-            ConvergenceWarning, stacklevel=2,
-        )
-    report()
-    return IISCoverResult(best, best_pos, min(lower, best), complete, stop_reason, rounds,
-                          len(master.cuts), time.perf_counter() - t0)
+    solver = IISCoverSolver(Z, wpos, wneg, incumbent=incumbent, random_state=random_state,
+                            n_peels=n_peels, round_peels=round_peels, threads=threads,
+                            verbose=verbose)
+    return solver.run(time_limit)

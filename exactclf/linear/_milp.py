@@ -78,14 +78,15 @@ def bigm_milp(
     """
     import highspy
 
+    from .._highs import new_highs
+
     Z = np.asarray(Z, dtype=np.float64)
     n, d = Z.shape
     inf = highspy.kHighsInf
     l1 = np.abs(Z).sum(axis=1)
     b_bound = weight_bound * l1.max() + margin
     big_m = 2 * margin + weight_bound * l1 + b_bound
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     h.setOptionValue("mip_rel_gap", mip_rel_gap)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(max(time_limit, 0.01)))

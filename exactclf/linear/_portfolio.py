@@ -1,0 +1,267 @@
+"""A portfolio of the two exact paths to the minimum 0-1 loss of an affine classifier.
+
+Same instance as :func:`exactclf.linear._min01.solve_min01`. The paths are
+
+- ``"exact"``: the enumeration (:func:`~exactclf.linear._min01.solve_min01`), which proves
+  optimality only when it completes; its cost is predictable (``C(n, D)`` candidates);
+- ``"iis_cover"``: the IIS cover (:class:`~exactclf.linear._iis.IISCoverSolver`), with a
+  proven lower bound at every round; fast in high dimension or with few errors, its cost is
+  not predictable.
+
+:func:`solve_portfolio` runs incumbents first (surrogates, the big-M MILP when the
+enumeration is large), then the path predicted cheapest (:func:`path_order`) for a slice
+of time, then the other one for the same slice, doubling the slice at every turn until one
+path proves its incumbent optimal or the bound from the IIS cover meets it. Both paths
+share the incumbent: the IIS cover resumes where it stopped (cuts, bound), the enumeration
+restarts from the best labeling found (the doubling bounds the time lost to restarts by
+the time of the last run). When a budget stops the search before a proof and the IIS cover
+gave no bound, the quick :func:`~exactclf.linear._bounds.lower_bound` runs in a reserved
+share of the budget, so that a stopped fit always reports a proven bound.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._backend import CPU, Backend
+from .._resources import effective_workers
+from ._bounds import _IIS_FIRST_DIM, conflict_bound, lower_bound
+from ._iis import BOUND_RTOL, IISCoverSolver
+from ._incumbent import best_incumbent
+from ._min01 import labeling_errors, search_size, solve_min01
+
+__all__ = ["PortfolioResult", "enumeration_seconds", "path_order", "solve_portfolio"]
+
+#: candidates per second and core assumed when estimating run times (a planning figure: the
+#: real rate varies by an order of magnitude with how early the incumbent prunes)
+RATE = 2e6
+#: the enumeration's actual time is within about this factor of :func:`enumeration_seconds`
+#: (either way: an early incumbent prunes more, a late one less)
+_RATE_SLACK = 4.0
+#: shortest slice of a path, seconds
+_MIN_SLICE = 1.0
+#: above this many candidates, the MILP incumbent pays for itself before an enumeration
+MILP_INCUMBENT_ABOVE = 10**7
+#: seconds given to the MILP incumbent without a time limit (a quarter of one with it)
+MILP_INCUMBENT_SECONDS = 30.0
+#: share of a time limit kept for the quick lower bound, used only if the search stops
+_BOUND_SHARE = 0.1
+#: seconds of quick lower bound after a stop by ``max_candidates``, as a share of the time
+#: spent so far, and the limits of that time
+_BOUND_SECONDS_MIN, _BOUND_SECONDS_MAX = 0.25, 2.0
+
+
+@dataclass
+class PortfolioResult:
+    """Outcome of :func:`solve_portfolio`.
+
+    ``positive`` is a realized labeling of the points with weighted errors ``value``;
+    ``lower_bound`` (obtained by ``lower_bound_method``) is proven; ``complete`` says that
+    ``value`` is proven optimal, by ``method`` (when incomplete: the path that found the
+    returned labeling, or the first path). ``stop_reason``: ``"time_limit"``,
+    ``"max_candidates"``, ``"interrupted"``, ``"numerical"`` or ``"master failed"`` when
+    incomplete. ``n_candidates`` counts the candidates of the enumeration's longest run;
+    ``upper_bound`` / ``upper_bound_source`` describe the incumbent the paths started from.
+    """
+
+    positive: np.ndarray
+    value: float
+    lower_bound: float
+    lower_bound_method: str
+    complete: bool
+    method: str
+    stop_reason: str | None
+    n_candidates: int
+    upper_bound: float
+    upper_bound_source: str
+
+
+def enumeration_seconds(total: int, n_jobs: int | None) -> float:
+    """Predicted seconds of an enumeration of ``total`` candidates with ``n_jobs`` workers
+    (the cores that really run in parallel: ``n_jobs=100`` on 2 cores is 2 workers)."""
+    return total / (RATE * effective_workers(n_jobs))
+
+
+def path_order(method: str, dim: int, total: int, n_jobs: int | None) -> list[str]:
+    """The paths ``method`` runs, the one predicted cheapest first.
+
+    ``"auto"``: the IIS cover first from dimension :data:`_IIS_FIRST_DIM` on, unless the
+    enumeration is predicted to take less than a slice (measured on the benchmark of
+    ``benchmarks/ice_vs_baselines.py``: from D = 5 the cover proves every instance first);
+    below, the enumeration first.
+
+    Examples
+    --------
+    >>> path_order("auto", 6, 10**9, 1), path_order("auto", 3, 10**9, 1)
+    (['iis_cover', 'exact'], ['exact', 'iis_cover'])
+    >>> path_order("exact", 6, 10**9, 1)
+    ['exact']
+    """
+    if method != "auto":
+        return [method]
+    if dim >= _IIS_FIRST_DIM and enumeration_seconds(total, n_jobs) > _MIN_SLICE:
+        return ["iis_cover", "exact"]
+    return ["exact", "iis_cover"]
+
+
+def _first_slice(path: str, total: int, n_jobs: int | None) -> float:
+    """The first path's first slice: the enumeration's prediction with its slack (it
+    restarts when stopped, so a short slice is lost), or for the IIS cover the time the
+    enumeration would need at its best."""
+    predicted = enumeration_seconds(total, n_jobs)
+    factor = _RATE_SLACK if path == "exact" else 1 / _RATE_SLACK
+    return max(_MIN_SLICE, factor * predicted)
+
+
+def solve_portfolio(
+    U: np.ndarray,
+    Z: np.ndarray,
+    wpos: np.ndarray,
+    wneg: np.ndarray,
+    *,
+    method: str = "auto",
+    upper_bound: str = "auto",
+    backend: Backend = CPU,
+    max_candidates: int | None = None,
+    time_limit: float | None = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+) -> PortfolioResult:
+    """Minimize the weighted 0-1 loss of an affine classifier by the paths of ``method``.
+
+    Parameters
+    ----------
+    U : (n, d) array of distinct points (the enumeration's coordinates).
+    Z : (n, d') array, the same points in a well-conditioned frame (the IIS cover's and the
+        incumbents' coordinates).
+    wpos, wneg : (n,) weights of the positive / negative samples at each point.
+    method : {"auto", "exact", "iis_cover"}
+        The paths (:func:`path_order`).
+    upper_bound : {"auto", "surrogate", "milp"}
+        Incumbents run first: the majority class, LinearSVC and LogisticRegression, plus the
+        big-M MILP (``"milp"``; ``"auto"``: when the enumeration goes first and has more than
+        :data:`MILP_INCUMBENT_ABOVE` candidates), for at most
+        :data:`MILP_INCUMBENT_SECONDS` (a quarter of ``time_limit``).
+    backend : Backend
+        The enumeration's backend.
+    max_candidates : int, optional
+        Budget of every run of the enumeration; the portfolio stops when it is reached.
+    time_limit : float, optional
+        Seconds for the whole portfolio (until the IIS cover runs, a tenth is kept for a
+        quick lower bound if the search stops early).
+    n_jobs, verbose
+        See :func:`~exactclf.linear._min01.solve_min01`.
+
+    Returns
+    -------
+    PortfolioResult
+
+    Examples
+    --------
+    >>> Z = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> wpos = np.array([0, 1, 0, 1.0])
+    >>> res = solve_portfolio(Z, Z, wpos, 1 - wpos)
+    >>> res.value, res.lower_bound, res.complete, res.method
+    (1.0, 1.0, True, 'exact')
+    """
+    t0 = time.perf_counter()
+    deadline = math.inf if time_limit is None else t0 + time_limit
+    reserve = 0.0 if time_limit is None else _BOUND_SHARE * time_limit
+    dim = Z.shape[1]
+    total = search_size(len(U), dim) if dim else 0
+    order = path_order(method, dim, total, n_jobs)
+    use_milp = upper_bound == "milp" or (upper_bound == "auto" and order[0] == "exact"
+                                         and total > MILP_INCUMBENT_ABOVE)
+    milp_seconds = None
+    if use_milp:
+        milp_seconds = MILP_INCUMBENT_SECONDS
+        if time_limit is not None:
+            milp_seconds = min(milp_seconds, 0.25 * time_limit)
+    best_pos, best, source, interrupted = best_incumbent(
+        Z, wpos, wneg, milp_time_limit=milp_seconds, n_jobs=n_jobs)
+    ub = best
+    bound = conflict_bound(wpos, wneg)
+    if verbose:
+        print(f"ICEClassifier: {len(U)} unique points in dimension {dim}, {total:.4g} "
+              f"candidates; incumbent {best:g} errors ({source}); paths {' then '.join(order)}",
+              file=sys.stderr, flush=True)
+    found_by = order[0]
+    proven_by = None
+    exhausted = False  # the enumeration completed
+    stop_reason = "interrupted" if interrupted else None
+    n_cand = 0
+    iis = None
+    active = list(order)
+    slice_ = _first_slice(order[0], total, n_jobs)
+
+    def proven() -> bool:
+        return best - bound.value <= 2 * BOUND_RTOL * max(1.0, abs(best))
+
+    while active and stop_reason is None and proven_by is None:
+        for path in list(active):
+            # the reserve is for the quick bound, of no use once the IIS cover gave one
+            left = deadline - (reserve if iis is None else 0.0) - time.perf_counter()
+            if left <= 0:
+                stop_reason = "time_limit"
+                break
+            seconds = min(slice_, left) if len(active) > 1 else (
+                None if time_limit is None else left)
+            if path == "iis_cover":
+                if iis is None:
+                    iis = IISCoverSolver(Z, wpos, wneg, incumbent=best_pos, verbose=verbose)
+                else:
+                    iis.offer(best_pos)
+                res = iis.run(seconds)
+                if res.lower_bound > bound.value:
+                    bound.value, bound.method = res.lower_bound, "IIS cover (Benders master)"
+                if res.complete:
+                    proven_by, bound.method = path, "IIS cover"
+                elif res.stop_reason == "interrupted":
+                    stop_reason = "interrupted"
+                elif res.stop_reason != "time_limit":
+                    active.remove(path)  # floating point or the MIP failed: no progress here
+                    stop_reason = res.stop_reason if not active else None
+                elif len(active) == 1:
+                    stop_reason = "time_limit"
+            else:
+                res = solve_min01(U, wpos, wneg, incumbent=best_pos, backend=backend,
+                                  max_candidates=max_candidates, time_limit=seconds,
+                                  n_jobs=n_jobs, verbose=verbose)
+                n_cand = max(n_cand, res.n_candidates)
+                if res.complete:
+                    proven_by, exhausted = path, True
+                elif res.stop_reason != "time_limit" or len(active) == 1:
+                    stop_reason = res.stop_reason  # the budget, or Ctrl-C
+            if res.value < best:
+                best_pos, best, found_by = res.positive, res.value, path
+            if proven_by is None and proven():
+                # the incumbent meets a bound: the IIS cover's, or the conflicts' alone
+                proven_by = "iis_cover" if iis is not None else found_by
+            if proven_by is not None or stop_reason is not None:
+                break
+            if verbose and len(active) > 1:
+                print(f"ICEClassifier: {path} stopped after its {seconds:.3g} s slice at best "
+                      f"{best:g}, bound {bound.value:g}", file=sys.stderr, flush=True)
+        slice_ *= 2
+
+    if exhausted:
+        bound.value, bound.method = best, "exhaustive search"
+    elif proven_by is None and stop_reason != "interrupted" and iis is None:
+        # a budget stop with no bound but the conflicts: the quick bound, in the reserve
+        elapsed = time.perf_counter() - t0
+        seconds = (reserve if time_limit is not None else
+                   min(max(0.1 * elapsed, _BOUND_SECONDS_MIN), _BOUND_SECONDS_MAX))
+        quick = lower_bound(Z, wpos, wneg, time_limit=max(seconds, 1e-3))
+        if quick.value > bound.value:
+            bound = quick
+        if quick.interrupted:
+            stop_reason = "interrupted"
+    value = labeling_errors(best_pos, wpos, wneg)
+    return PortfolioResult(best_pos, value, min(bound.value, value), bound.method,
+                           proven_by is not None, proven_by or found_by, stop_reason, n_cand,
+                           ub, source)
