@@ -2,7 +2,10 @@
 
 The same run as ``exactclf reproduce deepice-table2``; options: ``--help``.
 
-    python benchmarks/deepice_vs_baselines.py [--datasets haberman ...] [--k 1 2 3]
+    python benchmarks/deepice_vs_baselines.py [--datasets haberman ...] [--k 1 2 3] [--no-cv]
+
+First the full-data certificates per dataset and K (errors, proven lower bound, gap, time,
+proven?), then the cross-validated comparison.
 """
 
 import sys

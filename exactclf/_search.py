@@ -71,27 +71,38 @@ class SearchOutcome:
 
 
 class _Progress:
-    """Progress lines on stderr, at most one every ``every`` seconds (verbose >= 1)."""
+    """Progress lines on stderr, at most one every ``every`` seconds (verbose >= 1).
 
-    def __init__(self, desc: str, total: int, verbose: int, every: float = 2.0):
+    The bar and the ETA follow ``work_done``, the estimated fraction of the work settled
+    (the fraction of ranks when the search gave no estimate of the work per rank);
+    ``lower_bound``, when known, is shown with the gap ``(best - bound) / max(best, 1)``.
+    """
+
+    def __init__(self, desc: str, total: int, verbose: int, lower_bound: float | None = None,
+                 every: float = 2.0):
         self.desc, self.total, self.verbose, self.every = desc, total, verbose, every
+        self.lower_bound = lower_bound
         self.t0 = time.perf_counter()
         self.last = self.t0
 
-    def update(self, done: int, best: float, force: bool = False) -> None:
+    def update(self, done: int, work_done: float, best: float, force: bool = False) -> None:
         now = time.perf_counter()
         if self.verbose < 1 or (not force and now - self.last < self.every):
             return
         self.last = now
         elapsed = now - self.t0
         rate = done / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - done) / rate if rate > 0 else math.inf
-        frac = done / self.total if self.total else 1.0
+        frac = min(max(work_done, 0.0), 1.0)
+        eta = elapsed * (1 - frac) / frac if frac > 0 else math.inf
         width = 24
         bar = "#" * int(frac * width)
+        bound = ""
+        if self.lower_bound is not None:
+            gap = (best - self.lower_bound) / max(best, 1) if math.isfinite(best) else math.inf
+            bound = f"  bound={self.lower_bound:g}  gap={100 * gap:.1f}%"
         print(
             f"{self.desc} [{bar:<{width}}] {100 * frac:5.1f}%  {done:.3g}/{self.total:.3g} "
-            f"candidates  {rate:.3g}/s  ETA {eta:.0f}s  best={best:g}",
+            f"candidates  {rate:.3g}/s  ETA {eta:.0f}s  best={best:g}{bound}",
             file=sys.stderr,
             flush=True,
         )
@@ -112,6 +123,8 @@ def run_search(
     catch_interrupt: bool = True,
     chunk_size: int = 1 << 15,
     target_seconds: float = 0.25,
+    lower_bound: float | None = None,
+    work: Callable[[int], float] | None = None,
 ) -> SearchOutcome:
     """Run ``scan`` over ``[0, total)`` (or ``[0, max_candidates)``) and return the best
     candidate strictly below ``upper_bound`` and at most ``cap`` (None if there is none).
@@ -119,6 +132,9 @@ def run_search(
     ``chunk_size`` is the first chunk's size; later chunks are sized from the measured rate
     to take about ``target_seconds`` each (the result does not depend on it).
     ``catch_interrupt=False`` lets ``KeyboardInterrupt`` propagate (nested searches).
+    Progress (``verbose``) only: ``lower_bound``, a proven bound shown with the gap;
+    ``work(r)``, the estimated fraction of the work in the ranks below ``r`` (non-decreasing,
+    0 to 1), from which the ETA is computed when the work per rank is far from uniform.
     """
     t0 = time.perf_counter()
     stop = total if max_candidates is None else min(total, int(max_candidates))
@@ -126,7 +142,11 @@ def run_search(
     requeue: list[tuple[int, int]] = []  # unfinished chunk tails, searched first
     next_start = 0  # chunks are cut lazily from here on
     done = 0
-    progress = _Progress(desc, stop, verbose)
+    work_done = 0.0
+    if work is None:
+        def work(r: int) -> float:
+            return r / stop if stop else 1.0
+    progress = _Progress(desc, stop, verbose, lower_bound)
     stop_reason = None
 
     def bounds(r0: int, r1: int) -> tuple[float, float]:
@@ -171,10 +191,11 @@ def run_search(
                 if res.r_stop < r1:
                     requeue.append((res.r_stop, r1))
                 done += res.r_stop - r0
+                work_done += work(res.r_stop) - work(r0)
             found = [min(found)] if found else []
             if stop_reason is not None:
                 break
-            progress.update(done, best_value())
+            progress.update(done, work_done, best_value())
             # re-size the remaining chunks from the measured rate
             n_wave = sum(res.r_stop - r0 for (r0, _), res in zip(wave, results, strict=True))
             rate = n_wave / max(time.perf_counter() - tw, 1e-6) / n_workers
@@ -191,7 +212,7 @@ def run_search(
         )
     if stop_reason is None and stop < total:
         stop_reason = "max_candidates"
-    progress.update(done, best_value(), force=True)
+    progress.update(done, work_done, best_value(), force=True)
     return SearchOutcome(
         best=min(found) if found else None,
         n_candidates=done,

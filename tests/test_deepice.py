@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from exactclf import DeepICEMaxoutClassifier
 from exactclf._backend import REFERENCE
-from exactclf._backend._cpu_union import suffix_max, union_search_cpu, union_search_steps
+from exactclf._backend._cpu_union import search_index, union_search_cpu, union_search_steps
 from exactclf._dichotomies import dichotomies
 from exactclf._separator import UnrealizableLabeling
 from exactclf.datasets import load_voicepath
@@ -254,14 +254,15 @@ def test_resumed_kernel_equals_one_call():
     want = (np.abs(Z[:, 0]) > 0.5).astype(float)
     family, cover = _exact.candidate_family(Z, want, 1 - want)
     args = _exact.bitset_kernel_args(family, cover, want, 1 - want)
-    top = suffix_max(args[2])
+    index = search_index(*args[:3])
     for K in (2, 3):
         whole = union_search_cpu(*args, K, 0, len(family), np.inf, np.inf)
         state = np.zeros(K + 1, dtype=np.int64)
         best, best_idx, n_total, pieces = np.inf, None, 0, 0
         while state[0] >= 0:
-            val, idx, n = union_search_steps(args[0], args[1], args[2], top, args[3],
-                                             args[4], K, len(family), best, np.inf, state, 7)
+            val, idx, n = union_search_steps(args[0], args[1], args[2], *index,
+                                             args[3], args[4], K, len(family), best, np.inf,
+                                             state, 7)
             n_total, pieces = n_total + n, pieces + 1
             if idx[0] >= 0:
                 best, best_idx = val, idx

@@ -7,9 +7,10 @@ blocks. When a pass removes few points, the heap shrinks (by ``shrink``) so the 
 keeps shrinking. Once at most ``stop_size`` points remain, solve them exactly too. Every
 candidate is scored on the full data, and the best is returned: the search is anytime.
 
-A by-product is a proven lower bound: the exact optimum of any subset of the points is a
-lower bound on the optimum of all of them (a network's errors on the subset never exceed its
-errors on the whole), so the largest block optimum bounds the full optimum from below.
+A by-product is a proven lower bound: the blocks of one pass partition the points of that
+pass, a subset of all of them, and errors add over disjoint blocks, so the sum of the
+blocks' exact optima bounds the full optimum from below (a block whose search did not
+complete counts with its conflicting duplicates only); the best pass sum is kept.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def coreset_union(
     n = len(Z)
     heap: list = []  # (-value, tie, planes, block): a max-heap of the best networks
     seen: set[bytes] = set()
-    lower = 0.0
+    lower = float(np.minimum(want_w, other_w).sum())  # conflicting duplicates
     n_eval = n_blocks = 0
     stop_reason = None
 
@@ -115,11 +116,13 @@ def coreset_union(
         return None if deadline is None else deadline - time.perf_counter()
 
     def consider(block):
-        nonlocal lower, n_eval, n_blocks, stop_reason
+        """Solve ``block`` exactly, score its optimum on all points; returns a proven
+        lower bound on the block's optimum."""
+        nonlocal n_eval, n_blocks, stop_reason
         res = exact_union(Z[block], want_w[block], other_w[block], K, time_limit=left())
-        if res.complete:  # an exact optimum of a subset bounds the full optimum from below
-            lower = max(lower, res.value)
-        else:
+        proven = res.value
+        if not res.complete:
+            proven = float(np.minimum(want_w[block], other_w[block]).sum())
             stop_reason = res.stop_reason or "time_limit"
         n_eval += res.n_evaluated
         n_blocks += 1
@@ -127,12 +130,13 @@ def coreset_union(
         inside = union_on(Z, planes)
         key = inside.tobytes()
         if key in seen:
-            return
+            return proven
         seen.add(key)
         value = float(other_w[inside].sum() + want_w[~inside].sum())
         heapq.heappush(heap, (-value, n_blocks, planes, block))
         while len(heap) > heap_cap:
             heapq.heappop(heap)
+        return proven
 
     def out_of_time():
         return deadline is not None and time.perf_counter() >= deadline
@@ -144,13 +148,17 @@ def coreset_union(
             if len(points) <= stop_size or stop_reason is not None:
                 break
             rng.shuffle(points)
-            for block in np.array_split(points, int(np.ceil(len(points) / block_size))):
+            blocks = np.array_split(points, int(np.ceil(len(points) / block_size)))
+            # blocks not solved count with their conflicting duplicates
+            proven = [float(np.minimum(want_w[b], other_w[b]).sum()) for b in blocks]
+            for k, block in enumerate(blocks):
                 if heap and out_of_time():
                     stop_reason = "time_limit"
                     break
-                consider(np.sort(block))
+                proven[k] = consider(np.sort(block))
                 if stop_reason is not None:
                     break
+            lower = max(lower, sum(proven))
             if stop_reason is not None:
                 break
             merged = np.unique(np.concatenate([entry[3] for entry in heap]))
@@ -165,7 +173,7 @@ def coreset_union(
                 print(f"Deep-ICE coreset: {len(points)} points left, best {best:g} errors, "
                       f"lower bound {lower:g}")
         if stop_reason is None:
-            consider(np.sort(points))
+            lower = max(lower, consider(np.sort(points)))
     except KeyboardInterrupt:  # landed between block solves (those catch their own)
         stop_reason = "interrupted"
         warnings.warn("Deep-ICE coreset interrupted: returning the best network found so far",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -20,8 +21,9 @@ from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import n_combinations
 from .._resources import check_memory, effective_workers
 from ..linear._min01 import solve_min01
+from ._bounds import PLANE_RATE, PolarityBound, partition_bound
 from ._coreset import coreset_union
-from ._exact import exact_union, realize_union, useful_planes
+from ._exact import estimate_union, exact_union, prepare_union, realize_union, useful_planes
 
 __all__ = ["DeepICEMaxoutClassifier"]
 
@@ -41,16 +43,41 @@ _MAX_SECONDS = 86400.0
 _BYTES_PER_ENTRY = 12
 
 
+#: method="auto" beyond the exact search's range, without a time_limit: seconds for the
+#: heuristic, the partition bounds and (where its sampled cost fits) the exact search
+_DEFAULT_BUDGET = 120.0
+#: shares of the budget: the heuristic (each polarity), the partition bounds before the
+#: exact search (all polarities), sampling the exact search's cost
+_HEURISTIC_SHARE = 0.1
+_BOUND_SHARE = 0.4
+_SAMPLE_SHARE = 0.05
+#: an exact search whose candidate family takes at most this share of the budget to
+#: enumerate is considered before the partition bounds
+_CHEAP_SHARE = 0.05
+#: method="exact" with two polarities: seconds of the heuristic on each (at most a share of
+#: time_limit), to search the better polarity first
+_SEED_SECONDS = 1.0
+_SEED_SHARE = 0.05
+#: a polarity's partition bounds stop after this many grids in a row that neither raised
+#: its bound nor grew its blocks
+_STALLED_PARTITIONS = 3
+
+
 @dataclass
 class _PolarityResult:
     """The best network of one polarity: ``value`` its realized errors on the unique points,
-    ``lower`` a proven lower bound on that polarity's optimum."""
+    ``lower`` a proven lower bound on that polarity's optimum (``bound_method`` says how),
+    ``n_tuples`` the K-tuples of the exact searches' spaces (before pruning)."""
 
     value: float
     planes: list
     lower: float
     n_evaluated: int
     stop_reason: str | None
+    bound_method: str = "conflicts"
+    n_tuples: int = 0
+    size: int = 0  # the partition bound's next block size ...
+    block_seconds: float = math.inf  # ... and the predicted seconds of one of its blocks
 
 
 class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
@@ -70,7 +97,11 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     first polarity searched fits the data poorly). ``method="coreset"`` is the Deep-ICE
     paper's heuristic for large data: exact solves on small blocks, the best networks kept
     and their blocks merged until a small coreset remains, every candidate scored on the
-    full data. It returns a proven ``lower_bound_`` too (the largest exact block optimum).
+    full data. Beyond the exact search's range, ``method="auto"`` runs a portfolio within a
+    budget: the heuristic's network for each polarity, proven partition lower bounds (the
+    sum of the exact optima of blocks of nearby points), and the exact search with the
+    heuristic's errors as incumbent where its sampled cost fits; it stops as soon as the
+    bound meets the errors (see the user guide).
 
     Parameters
     ----------
@@ -80,15 +111,17 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         rows of ``hyperplanes_`` repeat a plane.
     method : {"auto", "exact", "coreset"}, default="auto"
         ``"auto"``: exact when it enumerates at most 2e5 hyperplanes and 1e10 K-tuples (for
-        K = 1: at most 1e9 candidate hyperplanes), else coreset. ``"exact"`` is refused up
-        front, with the estimates, when its candidate family would not fit in memory, or
-        when without a budget it could not finish within a day even with strong pruning.
+        K = 1: at most 1e9 candidate hyperplanes), else the portfolio (``method_ ==
+        "portfolio"``) within ``time_limit``, or 120 seconds without one: it returns
+        sooner once it proves its network optimal. ``"exact"`` is refused up front, with
+        the estimates, when its candidate family would not fit in memory, or when without
+        a budget it could not finish within a day even with strong pruning.
     max_candidates : int, default=None
         Exact search: use only the hyperplanes through the first ``max_candidates``
         D-subsets of points (deterministic budget; the result is then not proven optimal).
     time_limit : float, default=None
-        Seconds; the best network so far is returned when it is reached. Ctrl-C does the
-        same (with a warning).
+        Seconds; the best network so far is returned when it is reached, with the best
+        lower bound proven by then. Ctrl-C does the same (with a warning).
     coreset_size : int, default=20
         Block size of the coreset heuristic.
     n_shuffles : int, default=50
@@ -124,11 +157,22 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     is_optimal_ : bool
         True when the exact search was complete (or the lower bound meets the errors).
     lower_bound_ : float
-        Proven lower bound on the minimal training errors.
+        Proven lower bound on the minimal training errors of every network of the class
+        (both polarities).
+    lower_bound_method_ : str
+        How ``lower_bound_`` is proven: ``"exact"`` (a complete exact search),
+        ``"partition"`` (the sum of the exact optima of the blocks of a partition of the
+        points) or ``"conflicts"`` (identical points with both labels).
+    gap_ : float
+        ``(training_errors_ - lower_bound_) / max(training_errors_, 1)``; 0 when proven
+        optimal.
     n_candidates_ : int
         K-tuples of half-spaces evaluated.
+    n_tuples_ : int
+        K-tuples of the spaces the exact searches covered, before pruning (0 when none
+        ran): ``1 - n_candidates_ / n_tuples_`` is their pruning rate.
     method_ : str
-        ``"exact"`` or ``"coreset"``.
+        ``"exact"``, ``"coreset"`` or ``"portfolio"``.
     stop_reason_ : str or None
         Why a search stopped early (``"time_limit"``, ``"interrupted"``, ``"max_candidates"``,
         or a margin float64 cannot realize), None if none did.
@@ -242,34 +286,31 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         backend = resolve_device(self.device)
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
         # both assignments of the classes to the union side; ties go to polarity +1
-        results: dict[int, _PolarityResult] = {}
-        searches = ((2, 1, wpos, wneg), (1, -1, wneg, wpos))
+        searches = [(1, wpos, wneg), (-1, wneg, wpos)]
         if K == 1:
             # one half-space: the complement of a strictly realizable subset is strictly
             # realizable too, so the other polarity has the same optimum
-            searches = ((1, 1, wpos, wneg),)
-        for share, polarity, want_w, other_w in searches:
-            remaining = None
-            if self.time_limit is not None:  # half of the budget left for the first polarity
-                remaining = max(self.time_limit - (time.perf_counter() - t0), 1e-3) / share
-            # the second polarity only has to beat the first (ties go to polarity +1)
-            bound = results[1].value if results else np.inf
-            res = self._search(Z, want_w, other_w, K, remaining, backend, bound, n_jobs)
-            results[polarity] = res
-            if res.stop_reason == "interrupted":  # Ctrl-C ends the fit, not one polarity
-                break
+            searches = searches[:1]
+        if self.method_ == "portfolio":
+            results = self._portfolio(Z, searches, K, backend, n_jobs, t0)
+        else:
+            results = self._direct(Z, searches, K, backend, n_jobs, t0)
         self.polarity_ = min(results, key=lambda p: (results[p].value, -p))
         best = results[self.polarity_]
-        # a polarity not searched (interrupted) is bounded only by conflicting duplicates
-        lower = min([r.lower for r in results.values()]
-                    + ([] if len(results) == len(searches)
-                       else [float(np.minimum(wpos, wneg).sum())]))
+        # the bound holds for the network class: the weaker of the polarities' bounds (a
+        # polarity not searched, after an interrupt, only by its conflicting duplicates)
+        bounds = [(r.lower, r.bound_method) for r in results.values()]
+        if len(results) < len(searches):
+            bounds.append((float(np.minimum(wpos, wneg).sum()), "conflicts"))
+        self.lower_bound_, self.lower_bound_method_ = min(bounds, key=lambda b: b[0])
         planes = best.planes + best.planes[-1:] * (self.n_hyperplanes - len(best.planes))
         self.hyperplanes_ = np.array([np.r_[data.frame.to_original(a, b)] for a, b in planes])
         self.training_errors_ = self._realized_errors(data, best.value)
         self.n_candidates_ = sum(r.n_evaluated for r in results.values())
-        self.lower_bound_ = lower
+        self.n_tuples_ = sum(r.n_tuples for r in results.values())
         self.is_optimal_ = bool(self.training_errors_ <= self.lower_bound_)
+        self.gap_ = max(self.training_errors_ - self.lower_bound_, 0.0) / max(
+            self.training_errors_, 1.0)
         self.stop_reason_ = next((r.stop_reason for r in results.values() if r.stop_reason),
                                  None)
         if not self.is_optimal_:
@@ -277,15 +318,230 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             warnings.warn(
                 f"DeepICEMaxoutClassifier ({self.method_}{why}) returns a network with "
                 f"{self.training_errors_:g} errors; optimality is not proven (lower bound "
-                f"{self.lower_bound_:g}).",
+                f"{self.lower_bound_:g}, {self.lower_bound_method_}; gap "
+                f"{100 * self.gap_:.1f}%).",
                 ConvergenceWarning,
                 stacklevel=2,
             )
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    def _direct(self, Z, searches, K, backend, n_jobs, t0):
+        """The exact search or the coreset heuristic alone, one polarity after the other.
+
+        An exact search of two polarities first runs the heuristic briefly on each (when
+        the data exceed a few blocks): the polarity it finds better is searched first, below
+        its heuristic's errors, so the other one only has to be ruled out, with a strong
+        bound from the start."""
+        results: dict[int, _PolarityResult] = {}
+        seeds: dict[int, _PolarityResult] = {}
+        if (self.method_ == "exact" and K > 1 and len(searches) == 2
+                and len(Z) > 2 * self.coreset_size):
+            seeds = self._seed_polarities(Z, searches, K, t0)
+            if any(r.stop_reason == "interrupted" for r in seeds.values()):
+                return seeds  # Ctrl-C: the heuristic's networks and bounds
+            searches = sorted(searches, key=lambda s: (seeds[s[0]].value, -s[0]))
+        for k, (polarity, want_w, other_w) in enumerate(searches):
+            remaining = None
+            if self.time_limit is not None:  # half of the budget left for the first polarity
+                remaining = (max(self.time_limit - (time.perf_counter() - t0), 1e-3)
+                             / (len(searches) - k))
+            bound = np.inf
+            if results:  # the second polarity only has to beat the first
+                first = next(iter(results.values())).value
+                # ties go to polarity +1 (errors are integers in the exact search)
+                bound = first + 1 if polarity == 1 and self.method_ == "exact" else first
+            elif polarity in seeds:  # at most the heuristic's errors
+                bound = seeds[polarity].value + 1
+            res = self._search(Z, want_w, other_w, K, remaining, backend, bound, n_jobs)
+            seed = seeds.get(polarity)
+            if seed is not None and seed.value < res.value:  # the search stopped early
+                res.value, res.planes = seed.value, seed.planes
+            results[polarity] = res
+            if res.stop_reason == "interrupted":  # Ctrl-C ends the fit, not one polarity
+                break
+        return results
+
+    def _seed_polarities(self, Z, searches, K, t0):
+        """The coreset heuristic on each polarity for a moment: its networks, by polarity."""
+        seconds = _SEED_SECONDS
+        if self.time_limit is not None:
+            seconds = min(seconds, _SEED_SHARE * self.time_limit)
+        seed = check_random_state(self.random_state).randint(2**31)
+        seeds = {}
+        for polarity, want_w, other_w in searches:
+            res = coreset_union(Z, want_w, other_w, K, block_size=self.coreset_size,
+                                heap_size=self.heap_size, stop_size=self.coreset_stop,
+                                shrink=self.shrink, max_passes=self.n_shuffles,
+                                rng=np.random.default_rng(seed), time_limit=seconds)
+            interrupted = res.stop_reason == "interrupted"
+            seeds[polarity] = _PolarityResult(res.value, res.planes, res.lower_bound,
+                                              res.n_evaluated,
+                                              "interrupted" if interrupted else None,
+                                              "partition")
+            if interrupted:
+                break
+        return seeds
+
+    def _portfolio(self, Z, searches, K, backend, n_jobs, t0):
+        """method="auto" beyond the exact search's range: the coreset heuristic's network
+        for each polarity, partition bounds (which stop once they prove the best network
+        optimal or rule a polarity out), then the exact search with the best network as
+        its incumbent, better polarity first, where its sampled cost fits the budget; what
+        time is left improves the bounds of the polarities still open."""
+        budget = self.time_limit if self.time_limit is not None else _DEFAULT_BUDGET
+        deadline = t0 + budget
+        seed = check_random_state(self.random_state).randint(2**31)
+        results: dict[int, _PolarityResult] = {}
+
+        def left():
+            return deadline - time.perf_counter()
+
+        def incumbent():
+            return min(r.value for r in results.values())
+
+        def say(msg):
+            if self.verbose:
+                print(f"Deep-ICE: {msg} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr,
+                      flush=True)
+
+        try:
+            for polarity, want_w, other_w in searches:
+                res = coreset_union(
+                    Z, want_w, other_w, K, block_size=self.coreset_size,
+                    heap_size=self.heap_size, stop_size=self.coreset_stop, shrink=self.shrink,
+                    max_passes=self.n_shuffles, rng=np.random.default_rng(seed),
+                    time_limit=max(min(_HEURISTIC_SHARE * budget, left()), 1e-3))
+                results[polarity] = _PolarityResult(
+                    res.value, res.planes, res.lower_bound, res.n_evaluated,
+                    "interrupted" if res.stop_reason == "interrupted" else None, "partition")
+                say(f"polarity {polarity:+d}: heuristic {res.value:g} errors, bound "
+                    f"{res.lower_bound:g}")
+                if res.stop_reason == "interrupted":
+                    return results
+            # the better polarity first: the other then only has to be ruled out
+            order = sorted(results, key=lambda p: (results[p].value, -p))
+            data = {p: (w, o) for p, w, o in searches}
+            planes = n_combinations(len(Z), Z.shape[1]) if Z.shape[1] else 1
+            # an exact search whose family is cheap is tried before the bounds (it often
+            # proves at once what partitions of small blocks never reach)
+            cheap = planes / PLANE_RATE <= _CHEAP_SHARE * budget
+            for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
+                if phase == "bounds":
+                    if self._bounds(Z, data, K, results, order, t0 + _BOUND_SHARE * budget,
+                                    seed, say):
+                        return results
+                    continue
+                for p in order if K > 1 else ():
+                    if results[p].lower >= incumbent() or left() <= 0:
+                        continue
+                    if self._exact_phase(Z, data[p], K, results[p], incumbent(), left,
+                                         backend, n_jobs, say):
+                        return results
+            if self._bounds(Z, data, K, results, order, deadline, seed + 1, say):
+                return results
+        except KeyboardInterrupt:  # between the phases (each phase stops by itself)
+            warnings.warn("Deep-ICE interrupted: returning the best network found so far",
+                          RuntimeWarning, stacklevel=4)
+            for r in results.values():
+                r.stop_reason = "interrupted"
+            return results
+        for r in results.values():  # a polarity still open ran out of budget
+            if r.lower < incumbent() and r.stop_reason is None:
+                r.stop_reason = "time_limit"
+        return results
+
+    def _bounds(self, Z, data, K, results, order, until, seed, say):
+        """Partition bounds until ``until`` (a ``time.perf_counter()`` value), one partition
+        at a time, always for the open polarity whose bound is the fit's (the lowest; the
+        others' cannot raise it), each partition's blocks growing while the next is
+        predicted to fit; True if Ctrl-C stopped them."""
+        incumbent = min(r.value for r in results.values())
+        stalled = dict.fromkeys(order, 0)  # partitions in a row without progress
+        while time.perf_counter() < until:
+            open_ = sorted((results[p].lower, p) for p in order
+                           if results[p].lower < incumbent
+                           and results[p].bound_method != "exact"
+                           and stalled[p] < _STALLED_PARTITIONS)
+            if not open_:
+                return False
+            p = open_[0][1]
+            seed += len(order)
+            before, size = results[p].lower, results[p].size
+            if self._improve_bound(Z, data[p], K, results[p], incumbent,
+                                   until - time.perf_counter(), seed):
+                return True
+            improved = results[p].lower > before or results[p].size > size
+            stalled[p] = 0 if improved else stalled[p] + 1
+            if improved:
+                say(f"polarity {p:+d}: bound {results[p].lower:g} ({results[p].bound_method}, "
+                    f"blocks of {results[p].size} points next)")
+        return False
+
+    def _improve_bound(self, Z, weights, K, res, target, seconds, seed):
+        """Raise ``res.lower`` with one partition bound within ``seconds`` (stopped once it
+        reaches ``target``); True if Ctrl-C stopped it."""
+        if res.lower >= target or seconds <= 0:
+            return False
+        want_w, other_w = weights
+        got = partition_bound(Z, want_w, other_w, K, time_limit=seconds, planes=res.planes,
+                              random_state=seed, target=target, max_partitions=1,
+                              start=PolarityBound(res.lower, res.bound_method, size=res.size,
+                                                  block_seconds=res.block_seconds))
+        res.lower, res.bound_method = got.value, got.method
+        res.size, res.block_seconds = got.size, got.block_seconds
+        if got.interrupted:
+            res.stop_reason = "interrupted"
+        return got.interrupted
+
+    def _exact_phase(self, Z, weights, K, res, incumbent, left, backend, n_jobs, say):
+        """The exact search of one polarity below ``incumbent`` when its family and its
+        sampled cost fit the time ``left()``; ``res`` takes any better network and, when the
+        search completes, its proven optimum. True if Ctrl-C stopped it."""
+        want_w, other_w = weights
+        planes = n_combinations(len(Z), Z.shape[1]) if Z.shape[1] else 1
+        if planes / PLANE_RATE > left() / 2:
+            say(f"exact search skipped: its {planes:.3g} hyperplanes would take about "
+                f"{planes / PLANE_RATE:.0f} s")
+            return False
+        try:
+            check_memory(_BYTES_PER_ENTRY * (2 * planes + 2) * len(Z), "", "")
+        except MemoryError:
+            say("exact search skipped: its candidate family would not fit in memory")
+            return False
+        problem = prepare_union(Z, want_w, other_w, K)
+        res.n_tuples += problem.n_tuples
+        est = estimate_union(problem, incumbent, time_limit=_SAMPLE_SHARE * max(left(), 0))
+        if est.found is not None:  # the sample met a better network: keep it
+            self._adopt(Z, problem.family[est.found], want_w, other_w, res)
+            incumbent = min(incumbent, res.value)
+        seconds = est.seconds / n_jobs
+        say(f"exact search below {incumbent:g}: about {seconds:.0f} s estimated, "
+            f"{left():.0f} s left")
+        if seconds > left():
+            return False
+        out = exact_union(Z, want_w, other_w, K, backend=backend, upper_bound=incumbent,
+                          time_limit=max(left(), 1e-3), n_jobs=n_jobs, verbose=self.verbose,
+                          problem=problem, work=est.work, lower_bound=res.lower)
+        res.n_evaluated += out.n_evaluated
+        if out.value < incumbent:
+            self._adopt(Z, out.sets, want_w, other_w, res)
+        if out.complete and res.lower < min(out.value, incumbent):
+            res.lower, res.bound_method = min(out.value, incumbent), "exact"
+        if out.stop_reason is not None:
+            res.stop_reason = out.stop_reason
+        return out.stop_reason == "interrupted"
+
+    @staticmethod
+    def _adopt(Z, sets, want_w, other_w, res):
+        """Realize the subsets ``sets`` and keep them in ``res`` if they err less there."""
+        planes, value, _ = realize_union(Z, sets, want_w, other_w)
+        if value < res.value:
+            res.value, res.planes = value, planes
+
     def _choose_method(self, n: int, dim: int, K: int, n_jobs: int) -> str:
-        """``"exact"`` or ``"coreset"``; refuses an exact search it cannot finish or hold."""
+        """``"exact"``, ``"coreset"`` or ``"portfolio"``; refuses an exact search it cannot
+        finish or hold."""
         planes = n_combinations(n, dim) if dim else 1
         if self.max_candidates is not None:
             planes = min(planes, self.max_candidates)
@@ -293,14 +549,14 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             return "coreset"
         if K == 1:  # the ICE search (its own size checks) on the linear problem
             return ("exact" if self.method == "exact" or planes <= _MAX_EXACT_LINEAR
-                    else "coreset")
+                    else "portfolio")
         subsets = 2 * planes + 2  # candidate half-spaces: about two per hyperplane
         # non-decreasing K-tuples of candidates, C(subsets + K - 1, K), in log10
         log_tuples = (math.lgamma(subsets + K) - math.lgamma(K + 1)
                       - math.lgamma(subsets)) / math.log(10)
         if self.method == "auto":
             small = planes <= _MAX_EXACT_PLANES and log_tuples <= math.log10(_MAX_EXACT_TUPLES)
-            return "exact" if small else "coreset"
+            return "exact" if small else "portfolio"
         what = (f"DeepICEMaxoutClassifier(method='exact') with n_hyperplanes={K} on {n} "
                 f"distinct points in {dim}-D ({subsets:.3g} candidate half-spaces)")
         instead = ("Use method='coreset' (or 'auto') for a heuristic with a proven lower "
@@ -328,27 +584,30 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                 time_limit=time_limit, verbose=self.verbose,
             )
             return _PolarityResult(res.value, res.planes, res.lower_bound, res.n_evaluated,
-                                   res.stop_reason)
+                                   res.stop_reason, "partition")
         if K == 1:
             # one half-space: the exact linear problem, solved by the ICE search
             res = solve_min01(Z, want_w, other_w, backend=backend,
                               max_candidates=self.max_candidates, time_limit=time_limit,
                               n_jobs=n_jobs, verbose=self.verbose)
-            sets, n_eval = [res.positive], res.n_candidates
+            sets, n_eval, n_tuples = [res.positive], res.n_candidates, 0
         else:
-            res = exact_union(Z, want_w, other_w, K, max_planes=self.max_candidates,
-                              backend=backend, upper_bound=upper_bound,
-                              time_limit=time_limit, n_jobs=n_jobs, verbose=self.verbose)
-            sets, n_eval = res.sets, res.n_evaluated
+            problem = prepare_union(Z, want_w, other_w, K, self.max_candidates)
+            res = exact_union(Z, want_w, other_w, K, backend=backend, upper_bound=upper_bound,
+                              time_limit=time_limit, n_jobs=n_jobs, verbose=self.verbose,
+                              problem=problem)
+            sets, n_eval, n_tuples = res.sets, res.n_evaluated, problem.n_tuples
         planes, value, exact = realize_union(Z, sets, want_w, other_w)
         stop_reason = res.stop_reason
         if not exact:
             stop_reason = stop_reason or "margin below float64 resolution"
         # a complete search proves that no network errs less than its value (or than the
         # bound it was asked to beat); otherwise only conflicting duplicates bound it
-        lower = (min(res.value, upper_bound) if res.complete
-                 else float(np.minimum(want_w, other_w).sum()))
-        return _PolarityResult(value, planes, lower, n_eval, stop_reason)
+        if res.complete:
+            return _PolarityResult(value, planes, min(res.value, upper_bound), n_eval,
+                                   stop_reason, "exact", n_tuples)
+        return _PolarityResult(value, planes, float(np.minimum(want_w, other_w).sum()), n_eval,
+                               stop_reason, "conflicts", n_tuples)
 
     def decision_function(self, X):
         """``polarity_ * max_k (w_k . x + b_k)``: positive for ``classes_[1]``.

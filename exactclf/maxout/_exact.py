@@ -27,14 +27,15 @@ import numpy as np
 
 from .._backend import CPU, Backend
 from .._backend._array_union import union_search_array
-from .._backend._cpu_union import suffix_max, union_search_steps
+from .._backend._cpu_union import search_index, union_search_steps
 from .._combinatorics import n_combinations
 from .._dichotomies import dominant_dichotomies
 from .._geometry import affine_frame
 from .._search import Candidate, ChunkResult, run_search
 from .._separator import UnrealizableLabeling, max_margin_separator
 
-__all__ = ["UnionResult", "bitset_kernel_args", "candidate_family", "exact_union",
+__all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
+           "candidate_family", "estimate_union", "exact_union", "prepare_union",
            "realize_union", "union_errors", "union_on", "useful_planes"]
 
 #: work of one kernel call, in word operations (a few milliseconds): the granularity at which
@@ -108,13 +109,31 @@ def candidate_family(U, want_w, other_w, max_planes=None):
     return family[order], np.ascontiguousarray(cover[order])
 
 
+def point_order(family, want_w, other_w, n_pairs=4096):
+    """The points by decreasing power to reject a union early: how often a union of two
+    candidates (drawn, with a fixed seed, from the half of the family that covers the
+    least unwanted weight, where the search spends its time) errs on each, by weight. The
+    kernel's weighted counts stop at the first word that proves a union errs too much;
+    these points fill the first words."""
+    if len(family) == 0:
+        return np.arange(family.shape[1])
+    rng = np.random.default_rng(0)
+    pairs = rng.integers(0, max(1, len(family) // 2), size=(2, n_pairs))
+    inside = family[pairs[0]] | family[pairs[1]]
+    errs = (inside * other_w + ~inside * want_w).mean(axis=0)
+    return np.argsort(-errs, kind="stable")
+
+
 def bitset_kernel_args(family, cover, want_w, other_w):
     """The leading arguments of :func:`union_search_cpu` for a sorted family:
-    ``(S, cover, gain, want_masks, other_masks)``."""
+    ``(S, cover, gain, want_masks, other_masks)``, the points (bits) in
+    :func:`point_order` (the kernel's results are indices of candidates, so the order of
+    the points is invisible to its callers)."""
     n_words = (family.shape[1] + 63) // 64
     gain = (family.astype(np.float64) @ want_w).astype(np.int64)
-    return (_pack(family, n_words), cover, gain, _bit_slices(want_w, n_words),
-            _bit_slices(other_w, n_words))
+    cols = point_order(family, want_w, other_w)
+    return (_pack(family[:, cols], n_words), cover, gain, _bit_slices(want_w[cols], n_words),
+            _bit_slices(other_w[cols], n_words))
 
 
 def useful_planes(K: int, n_points: int) -> int:
@@ -162,6 +181,97 @@ def _interruptible():
         signal.signal(signal.SIGINT, previous)
 
 
+@dataclass
+class UnionProblem:
+    """One polarity's exact search, prepared once: the sorted candidate family and what the
+    bitset kernel needs (:func:`bitset_kernel_args`, :func:`search_index`)."""
+
+    K: int
+    want_w: np.ndarray
+    other_w: np.ndarray
+    family: np.ndarray
+    cover: np.ndarray
+    truncated: bool
+    args: tuple
+    index: tuple
+
+    @property
+    def n_tuples(self) -> int:
+        """Non-decreasing K-tuples of candidates: the search space before pruning."""
+        return n_combinations(len(self.family) + self.K - 1, self.K)
+
+
+def prepare_union(U, want_w, other_w, K, max_planes=None) -> UnionProblem:
+    """The candidate family of ``U`` (see :func:`exact_union` for the arguments) and the
+    kernel's arrays, for :func:`estimate_union` and :func:`exact_union` to share."""
+    if np.any(want_w % 1) or np.any(other_w % 1):
+        raise ValueError("the exact maxout search needs integer sample weights")
+    K = useful_planes(K, len(U))
+    family, cover = candidate_family(U, want_w, other_w, max_planes)
+    truncated = (max_planes is not None
+                 and max_planes < n_combinations(len(U), affine_frame(U).dim))
+    args = bitset_kernel_args(family, cover, want_w, other_w)
+    return UnionProblem(K, want_w, other_w, family, cover, truncated, args,
+                        search_index(*args[:3]))
+
+
+@dataclass
+class UnionEstimate:
+    """The kernel timed on a sample of first indices: ``seconds`` (serial) to settle every
+    first index below ``upper_bound`` (inf when the sample ran out of time), ``work(r)`` the
+    estimated fraction of that work below rank ``r``, and ``found``, a tuple of candidate
+    indices that beat ``upper_bound`` (None if none did)."""
+
+    seconds: float
+    work: object
+    found: np.ndarray | None
+    value: float
+
+
+def estimate_union(problem: UnionProblem, upper_bound: float, *, n_samples: int = 48,
+                   time_limit: float = 5.0) -> UnionEstimate:
+    """Time the kernel on ``n_samples`` first indices spread evenly over those a union
+    below ``upper_bound`` can start with (candidates sorted by cover: a prefix of them).
+
+    The work per first index is far from equal (low-cover candidates combine with many
+    others), so the sample covers the whole range and the cumulative ``work`` follows it.
+    """
+    S, cov, gain, want_masks, other_masks = problem.args
+    K = problem.K
+    n_live = int(np.searchsorted(problem.cover, upper_bound, side="left"))
+    if n_live == 0:
+        return UnionEstimate(0.0, lambda r: 1.0, None, upper_bound)
+    n_samples = min(n_samples, n_live)
+    edges = np.linspace(0, n_live, n_samples + 1)
+    ranks = ((edges[:-1] + edges[1:]) / 2).astype(np.int64)
+    steps = max(64, _STEP_WORDS // (S.shape[1] * (len(want_masks) + len(other_masks))))
+    deadline = time.perf_counter() + time_limit
+    times, best, found = [], upper_bound, None
+    # kernel calls off the main thread, which only waits: Ctrl-C never lands in a kernel
+    with ThreadPoolExecutor(1) as helper:
+        for r in ranks:
+            t = time.perf_counter()
+            state = np.zeros(K + 1, dtype=np.int64)
+            state[1] = r
+            while state[0] >= 0 and time.perf_counter() < deadline:
+                val, idx, _ = helper.submit(union_search_steps, S, cov, gain, *problem.index,
+                                            want_masks, other_masks, K, r + 1, best, np.inf,
+                                            state, steps).result()
+                if idx[0] >= 0:
+                    best, found = val, idx.copy()
+            if state[0] >= 0:  # out of sampling time: too slow to tell
+                return UnionEstimate(np.inf, None, found, float(best))
+            times.append(time.perf_counter() - t)
+    per = np.asarray(times)
+    cum = np.r_[0.0, np.cumsum(per)]
+    total = cum[-1]
+
+    def work(r):
+        return float(np.interp(r, edges, cum / total)) if total > 0 else min(r / n_live, 1.0)
+
+    return UnionEstimate(float(per.mean() * n_live), work, found, float(best))
+
+
 def exact_union(
     U: np.ndarray,
     want_w: np.ndarray,
@@ -174,6 +284,9 @@ def exact_union(
     time_limit: float | None = None,
     n_jobs: int | None = None,
     verbose: int = 0,
+    problem: UnionProblem | None = None,
+    work=None,
+    lower_bound: float | None = None,
 ) -> UnionResult:
     """Best union of K realizable subsets of the distinct points ``U``.
 
@@ -187,15 +300,14 @@ def exact_union(
     returned, and ``complete`` then proves that no union errs less than ``upper_bound``.
     ``K`` above :func:`useful_planes` is searched as that many (the result is the same, and
     ``sets`` has that many rows). ``time_limit`` is checked between bounded pieces of work;
-    Ctrl-C returns the best union so far (``stop_reason="interrupted"``).
+    Ctrl-C returns the best union so far (``stop_reason="interrupted"``). ``problem``: the
+    same arguments already prepared by :func:`prepare_union`; ``work`` and
+    ``lower_bound``: the progress line's ETA and gap (see :func:`run_search`).
     """
-    if np.any(want_w % 1) or np.any(other_w % 1):
-        raise ValueError("the exact maxout search needs integer sample weights")
     t0 = time.perf_counter()
-    K = useful_planes(K, len(U))
-    family, cover = candidate_family(U, want_w, other_w, max_planes)
-    truncated = (max_planes is not None
-                 and max_planes < n_combinations(len(U), affine_frame(U).dim))
+    if problem is None:
+        problem = prepare_union(U, want_w, other_w, K, max_planes)
+    K, family, cover, truncated = problem.K, problem.family, problem.cover, problem.truncated
     evaluated, interrupted = [], []
     with _interruptible() as stop, ThreadPoolExecutor(1) as helper:
         if time_limit is not None:
@@ -220,9 +332,8 @@ def exact_union(
                 return union_search_array(backend.xp, F, cover, want_w, other_w, K, r0, r1,
                                           ub_lt, ub_le, should_stop)
         else:
-            S, cov, gain, want_masks, other_masks = bitset_kernel_args(family, cover, want_w,
-                                                                       other_w)
-            top = suffix_max(gain)
+            S, cov, gain, want_masks, other_masks = problem.args
+            index = problem.index
             steps = max(64, _STEP_WORDS // (S.shape[1] * (len(want_masks) + len(other_masks))))
 
             def kernel(r0, r1, ub_lt, ub_le):
@@ -231,7 +342,7 @@ def exact_union(
                 best_val, best_idx, n_total = ub_lt, np.full(K, -1, dtype=np.int64), 0
                 try:
                     while state[0] >= 0:
-                        val, idx, n_eval = off_main(union_search_steps, S, cov, gain, top,
+                        val, idx, n_eval = off_main(union_search_steps, S, cov, gain, *index,
                                                     want_masks, other_masks, K, r1, best_val,
                                                     ub_le, state, steps)
                         n_total += n_eval
@@ -255,7 +366,8 @@ def exact_union(
         try:
             out = run_search(len(family), scan, lambda pending, bound: [],
                              upper_bound=upper_bound, time_limit=time_limit, n_jobs=n_jobs,
-                             verbose=verbose, desc="Deep-ICE", chunk_size=64)
+                             verbose=verbose, desc="Deep-ICE", chunk_size=64,
+                             lower_bound=lower_bound, work=work)
         finally:
             _ACTIVE.pop(token, None)
     out.best = min([c for c in [out.best] if c is not None] + interrupted, default=None)

@@ -1,0 +1,230 @@
+"""Deep-ICE proven lower bounds (partition, coreset pass sums), the portfolio of
+method="auto", the sampled cost estimate and the progress line, against brute force."""
+
+import dataclasses
+import os
+import re
+import signal
+import warnings
+
+import numpy as np
+import pytest
+from _helpers import random_instance
+from sklearn.exceptions import ConvergenceWarning
+from test_deepice import _brute_force_union, _counting_kernel, _errors
+
+from exactclf import DeepICEMaxoutClassifier
+from exactclf._search import ChunkResult, run_search
+from exactclf.maxout import _deepice
+from exactclf.maxout._bounds import partition_bound, spatial_blocks
+from exactclf.maxout._coreset import coreset_union
+from exactclf.maxout._exact import (
+    estimate_union,
+    exact_union,
+    prepare_union,
+    union_errors,
+    union_on,
+)
+
+KINDS = ["gaussian", "grid", "collinear", "flat"]
+
+
+def _instance(seed, n_max=7):
+    rng = np.random.default_rng(seed)
+    kind = KINDS[seed % 4]
+    Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(3, n_max + 1)),
+                                    int(rng.integers(1, 4)))
+    if seed % 3 == 0:  # conflicting duplicates and heavier points
+        wpos = wpos + rng.integers(0, 2, len(Z))
+    return rng, Z, wpos, wneg
+
+
+def test_spatial_blocks_partition_the_points():
+    rng = np.random.default_rng(0)
+    for d in (1, 2, 3):
+        Z = rng.normal(size=(101, d))
+        for size in (1, 7, 30, 200):
+            blocks = spatial_blocks(Z, size, rng)
+            together = np.sort(np.concatenate(blocks))
+            np.testing.assert_array_equal(together, np.arange(101))
+            assert max(len(b) for b in blocks) <= max(size, 1) + 2
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_partition_bound_never_exceeds_the_optimum(seed):
+    """Any partition (blocks of 2 or 3 points, nearby or not), with or without a
+    heuristic's cap, both polarities, K = 1..3: the bound is at most the brute-force
+    optimum; with one block of all points it is the optimum."""
+    rng, Z, wpos, wneg = _instance(seed)
+    for K in (1, 2, 3):
+        for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+            best = _brute_force_union(Z, want_w, other_w, K)
+            planes = [(rng.normal(size=Z.shape[1]), rng.normal())] * K
+            for size in (2, 3):
+                for cap in (None, planes):
+                    lb = partition_bound(Z, want_w, other_w, K, time_limit=30, planes=cap,
+                                         block_size=size, random_state=seed)
+                    assert float(np.minimum(want_w, other_w).sum()) <= lb.value <= best
+            whole = partition_bound(Z, want_w, other_w, K, time_limit=30,
+                                    block_size=len(Z))
+            assert whole.value == best and whole.method in ("exact", "conflicts")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_coreset_pass_sums_are_lower_bounds(seed):
+    rng, Z, wpos, wneg = _instance(seed, n_max=7)
+    for K in (1, 2):
+        for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+            best = _brute_force_union(Z, want_w, other_w, K)
+            res = coreset_union(Z, want_w, other_w, K, block_size=2, stop_size=2,
+                                rng=np.random.default_rng(seed))
+            assert res.lower_bound <= best <= res.value
+            inside = union_on(Z, res.planes)
+            assert res.value == float(other_w[inside].sum() + want_w[~inside].sum())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_portfolio_against_brute_force(monkeypatch, seed):
+    """method="auto" forced onto the portfolio (heuristic, partition bounds, sampled exact
+    search): the errors are those of predict, the bound holds for both polarities, and an
+    optimal claim is the brute-force optimum."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_LINEAR", 0)
+    rng, Z, wpos, wneg = _instance(100 + seed)
+    X = np.repeat(Z, (wpos + wneg).astype(int), axis=0)
+    y = np.concatenate([np.r_[np.ones(int(p)), np.zeros(int(q))]
+                        for p, q in zip(wpos, wneg, strict=True)]).astype(int)
+    if len(set(y)) < 2:
+        return
+    for K in (1, 2, 3):
+        best = min(_brute_force_union(Z, wpos, wneg, K), _brute_force_union(Z, wneg, wpos, K))
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=K, time_limit=20, coreset_size=3,
+                                      coreset_stop=2, random_state=seed, device="cpu")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, y)
+        assert clf.method_ == "portfolio"
+        assert clf.training_errors_ == _errors(clf, X, y) >= best >= clf.lower_bound_
+        assert clf.is_optimal_ == (clf.training_errors_ == clf.lower_bound_)
+        assert 0 <= clf.gap_ <= 1
+        assert clf.lower_bound_method_ in ("exact", "partition", "conflicts")
+
+
+def test_portfolio_proves_a_planted_optimum(monkeypatch):
+    """A noisy slab of 60 points (K = 2) through the portfolio: proven, and equal to the
+    exact search's optimum."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 2))
+    y = (np.abs(X[:, 0]) + 0.3 * rng.normal(size=60) > 0.7).astype(int)
+    exact = DeepICEMaxoutClassifier(method="exact", device="cpu").fit(X, y)
+    clf = DeepICEMaxoutClassifier(time_limit=60, random_state=0, device="cpu").fit(X, y)
+    assert clf.method_ == "portfolio" and clf.is_optimal_ and clf.gap_ == 0
+    assert clf.training_errors_ == exact.training_errors_ == _errors(clf, X, y)
+
+
+def test_portfolio_proves_by_its_exact_search(monkeypatch):
+    """Partition bounds that never improve: the proof must come from the exact search
+    below the heuristic's network (sampled, then run), and it must be the optimum."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_deepice, "partition_bound", lambda *a, start, **k: start)
+    monkeypatch.setattr(_deepice, "coreset_union", lambda *a, **k: dataclasses.replace(
+        coreset_union(*a, **k), lower_bound=0.0))
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(40, 2))
+    y = ((X**2).sum(axis=1) + 0.3 * rng.normal(size=40) > 1.2).astype(int)
+    exact = DeepICEMaxoutClassifier(method="exact", device="cpu").fit(X, y)
+    clf = DeepICEMaxoutClassifier(time_limit=60, random_state=0, device="cpu").fit(X, y)
+    assert clf.is_optimal_ and clf.lower_bound_method_ == "exact"
+    assert clf.training_errors_ == exact.training_errors_ == _errors(clf, X, y)
+    assert 0 < clf.n_candidates_ < clf.n_tuples_
+
+
+def test_estimate_finds_a_network_and_weighs_the_ranks():
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(30, 2))
+    want = (np.abs(Z[:, 0]) > 0.5).astype(float)
+    problem = prepare_union(Z, want, 1 - want, 2)
+    opt = exact_union(Z, want, 1 - want, 2, problem=problem)
+    est = estimate_union(problem, opt.value + 1, n_samples=len(problem.family))
+    assert est.found is not None and est.value == opt.value
+    assert union_errors(problem.family[est.found], want, 1 - want) == opt.value
+    ranks = np.linspace(0, len(problem.family), 20)
+    w = [est.work(r) for r in ranks]
+    assert w[0] == 0 and abs(w[-1] - 1) < 1e-12 and np.all(np.diff(w) >= 0)
+    assert 0 < est.seconds < np.inf
+    nothing = estimate_union(problem, opt.value)  # nothing below the optimum
+    assert nothing.found is None and nothing.value == opt.value
+
+
+def test_progress_shows_bound_gap_and_weighted_eta(capsys):
+    def scan(r0, r1, ub_lt, ub_le):
+        return ChunkResult(None, [], r1)
+
+    run_search(1000, scan, lambda p, b: [], upper_bound=20.0, chunk_size=100, verbose=1,
+               lower_bound=15.0, work=lambda r: (r / 1000) ** 2)
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "bound=15" in line and "gap=25.0%" in line and "100.0%" in line
+    assert re.search(r"ETA \d+s", line)
+
+
+@pytest.mark.parametrize("at", [3, 60])
+def test_ctrl_c_during_the_portfolio(monkeypatch, at):
+    """SIGINT in the heuristic (early) or in the partition bounds (later): the fit stops,
+    warns, and returns a network that realizes its errors above a valid bound."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    calls = _counting_kernel(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGINT), at=at)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = ((X**2).sum(axis=1) + 0.5 * rng.normal(size=200) > 1.2).astype(int)
+    clf = DeepICEMaxoutClassifier(time_limit=600, random_state=0, device="cpu")
+    with pytest.warns(RuntimeWarning, match="interrupted"), \
+            pytest.warns(ConvergenceWarning, match="interrupted"):
+        clf.fit(X, y)
+    assert clf.stop_reason_ == "interrupted" and len(calls) < at + 20
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+
+
+def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    y = ((X**2).sum(axis=1) + 0.8 * rng.normal(size=300) > 1.2).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=3, time_limit=2, random_state=0,
+                                      device="cpu").fit(X, y)
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_ >= 0
+    assert clf.is_optimal_ or clf.stop_reason_ == "time_limit"
+    assert clf.gap_ == (clf.training_errors_ - clf.lower_bound_) / max(clf.training_errors_, 1)
+
+
+def test_exact_searches_the_better_polarity_first(monkeypatch):
+    """Labels whose union side is class 0 (polarity -1): method="exact" seeds both
+    polarities with the heuristic and searches -1 first (its union weights are class 0's);
+    the optimum is that of the unseeded search (blocks larger than the data: polarity +1
+    first, no heuristic)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(70, 2))
+    y = (np.abs(X[:, 0]) + 0.3 * rng.normal(size=70) <= 0.7).astype(int)
+    n0 = int((y == 0).sum())
+    assert n0 != len(y) - n0
+    searched = []
+    search = _deepice.DeepICEMaxoutClassifier._search
+
+    def spy(self, Z, want_w, *args, **kwargs):
+        searched.append(-1 if want_w.sum() == n0 else 1)
+        return search(self, Z, want_w, *args, **kwargs)
+
+    monkeypatch.setattr(_deepice.DeepICEMaxoutClassifier, "_search", spy)
+    seeded = DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact", random_state=0,
+                                     device="cpu").fit(X, y)
+    assert searched == [-1, 1]
+    searched.clear()
+    plain = DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact", coreset_size=70,
+                                    device="cpu").fit(X, y)
+    assert searched == [1, -1]
+    for clf in (seeded, plain):
+        assert clf.is_optimal_ and clf.training_errors_ == _errors(clf, X, y)
+    assert seeded.polarity_ == plain.polarity_ == -1
+    assert seeded.training_errors_ == plain.training_errors_
