@@ -4,9 +4,10 @@ Conventions
 -----------
 Points live in a well-conditioned *frame*: features are standardized, then projected onto the
 affine hull of the data (so that the points span the space they live in, whatever the original
-dimension, duplicates or collinearities), then scaled to unit RMS norm. Affine maps preserve
-which labelings a hyperplane can realize, so the search runs in the frame and only the final
-model is mapped back to the original features.
+dimension, duplicates or collinearities), each principal direction scaled to the same spread
+(a thin but real direction is data, not rounding), then scaled to unit RMS norm. Affine maps
+preserve which labelings a hyperplane can realize, so the search runs in the frame and only the
+final model is mapped back to the original features.
 
 In homogeneous coordinates ``xh = (z, 1)`` the hyperplane through ``D`` affinely independent
 points is the one-dimensional null space of their ``D x (D + 1)`` matrix. The search builds it
@@ -27,6 +28,7 @@ from numba import njit
 __all__ = [
     "AffineFrame",
     "affine_frame",
+    "check_spread",
     "homogeneous",
     "plane_coordinates",
     "project_out",
@@ -44,8 +46,17 @@ __all__ = [
 #: between the homogeneous point and the plane's normal) and "this point is in the span of
 #: those" (norm of the orthogonal component relative to the point's norm).
 COPLANAR_RTOL = 1e-9
-#: relative tolerance on singular values deciding the dimension of the affine hull.
+#: relative tolerance on singular values deciding the dimension of the affine hull of points
+#: already in a well-conditioned frame (sub-problems on a hyperplane).
 RANK_RTOL = 1e-10
+#: the largest condition number (widest over thinnest direction of the standardized points)
+#: at which the exact searches certify their optimum: the frame scales every direction to
+#: the same spread, which multiplies the rounding error of the thinnest one by this much, and
+#: the geometric decisions (``COPLANAR_RTOL``) need it well below their tolerance
+CERTIFIED_COND = 1e5
+#: the ``stop_reason_`` of a fit not certified for that reason
+THIN_POINTS = ("points too thin to resolve in float64: the thinnest direction of the "
+               f"standardized points spans less than {1 / CERTIFIED_COND:.0e} of the widest")
 
 
 @dataclass(frozen=True)
@@ -54,8 +65,10 @@ class AffineFrame:
 
     ``origin`` is a data point (so that ``x - origin`` is exact for features that carry a
     large offset, see :func:`affine_frame`), ``shift`` the mean of ``x - origin``.
-    ``basis`` (d x r, orthonormal columns) spans the affine hull of the points after
-    standardization; ``r`` is the affine dimension (0 when all points coincide).
+    ``basis`` (d x r, orthogonal columns) spans the affine hull of the points after
+    standardization; ``r`` is the affine dimension (0 when all points coincide). ``cond``
+    is the ratio of the widest to the thinnest spread of the points along ``basis`` before
+    it scaled them to the same spread (1 without standardization).
     """
 
     origin: np.ndarray
@@ -63,6 +76,13 @@ class AffineFrame:
     scale: np.ndarray
     basis: np.ndarray
     norm: float
+    cond: float = 1.0
+
+    @property
+    def certifiable(self) -> bool:
+        """Whether the exact searches resolve these points in float64 (``cond`` at most
+        :data:`CERTIFIED_COND`)."""
+        return self.cond <= CERTIFIED_COND
 
     @property
     def dim(self) -> int:
@@ -92,6 +112,32 @@ class AffineFrame:
         return coef, intercept
 
 
+def check_spread(X) -> None:
+    """Raise ``ValueError`` when the range of a feature of ``X`` (dense or scipy.sparse)
+    overflows float64: a model compares every pair of points, so the whole range must be
+    representable, not only the values.
+
+    Examples
+    --------
+    >>> check_spread(np.array([[1e308], [-1e308]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the differences between values of feature 0 overflow float64 ...
+    """
+    hi, lo = X.max(axis=0), X.min(axis=0)
+    if hasattr(hi, "toarray"):  # scipy.sparse
+        hi, lo = hi.toarray().ravel(), lo.toarray().ravel()
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = np.asarray(hi) - np.asarray(lo)
+    if not np.all(np.isfinite(span)):
+        j = int(np.flatnonzero(~np.isfinite(span))[0])
+        raise ValueError(
+            f"the differences between values of feature {j} overflow float64 (values up to "
+            f"{max(abs(hi[j]), abs(lo[j])):.3g}): rescale the features, e.g. with "
+            "sklearn.preprocessing.StandardScaler"
+        )
+
+
 def _centered(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(X - origin) - shift`` with ``origin`` a data point per feature (its lower median)
     and ``shift`` the mean of ``X - origin``.
@@ -102,17 +148,7 @@ def _centered(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     n = X.shape[0]
     origin = np.partition(X, (n - 1) // 2, axis=0)[(n - 1) // 2]
-    # the whole range must be representable, not only the distances to the origin: a model
-    # compares every pair of points
-    with np.errstate(over="ignore", invalid="ignore"):
-        span = X.max(axis=0) - X.min(axis=0)
-    if not np.all(np.isfinite(span)):
-        j = int(np.flatnonzero(~np.isfinite(span))[0])
-        raise ValueError(
-            f"the differences between values of feature {j} overflow float64 (values up to "
-            f"{np.abs(X[:, j]).max():.3g}): rescale the features, e.g. with "
-            "sklearn.preprocessing.StandardScaler"
-        )
+    check_spread(X)
     # scaled by the largest difference so that neither the sum nor the squares overflow or
     # underflow, whatever the units
     D = X - origin
@@ -161,11 +197,23 @@ def affine_frame(X: np.ndarray, *, standardize: bool = True) -> AffineFrame:
         scale[live] = spread[live] * (Xc[:, live] / spread[live]).std(axis=0)
         Xc[:, live] /= scale[live]
     _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
-    r = int(np.sum(s > RANK_RTOL * s[0])) if s[0] > 0 else 0
-    basis = Vt[:r].T.copy()
+    if s[0] == 0:
+        return AffineFrame(origin, shift, scale, np.zeros((d, 0)), 1.0)
+    cond = 1.0
+    if standardize:
+        # a direction is real down to the rounding level of the (exactly centered,
+        # standardized) values; every real one gets the same spread, so that a thin but
+        # real direction (points on two lines 1e-11 apart) is not projected away and the
+        # decisions of the searches are invariant to any affine change of the features
+        r = int(np.sum(s > max(n, d) * np.finfo(float).eps * s[0]))
+        basis = Vt[:r].T / (s[:r] / s[0])
+        cond = float(s[0] / s[r - 1])
+    else:
+        r = int(np.sum(s > RANK_RTOL * s[0]))
+        basis = Vt[:r].T.copy()
     Z = Xc @ basis
-    norm = float(np.sqrt(np.mean(np.sum(Z**2, axis=1)))) if r else 1.0
-    return AffineFrame(origin, shift, scale, basis, norm if norm > 0 else 1.0)
+    norm = float(np.sqrt(np.mean(np.sum(Z**2, axis=1))))
+    return AffineFrame(origin, shift, scale, basis, norm if norm > 0 else 1.0, cond)
 
 
 def homogeneous(Z: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from exactclf import (
 # Exact searches must be bounded on the checks' data (up to 300 x 10): a candidate budget.
 INSTANCES = [
     ICEClassifier(max_candidates=20000, device="cpu"),
-    DeepICEMaxoutClassifier(max_candidates=20000, device="cpu"),
+    DeepICEMaxoutClassifier(max_candidates=2000, device="cpu"),
     ThresholdNetLasso(n_arrangements=50, arrangements="sample", random_state=0),
     ThresholdNetLassoRegressor(n_arrangements=50, arrangements="sample", random_state=0),
     ThresholdNetLassoCV(betas=3, cv=3, n_arrangements=50, arrangements="sample", random_state=0),

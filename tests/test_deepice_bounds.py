@@ -63,7 +63,8 @@ def test_partition_bound_never_exceeds_the_optimum(seed):
             for size in (2, 3):
                 for cap in (None, planes):
                     lb = partition_bound(Z, want_w, other_w, K, time_limit=30, planes=cap,
-                                         block_size=size, random_state=seed)
+                                         block_size=size, random_state=seed,
+                                         max_partitions=4)
                     assert float(np.minimum(want_w, other_w).sum()) <= lb.value <= best
             whole = partition_bound(Z, want_w, other_w, K, time_limit=30,
                                     block_size=len(Z))
@@ -228,3 +229,18 @@ def test_exact_searches_the_better_polarity_first(monkeypatch):
         assert clf.is_optimal_ and clf.training_errors_ == _errors(clf, X, y)
     assert seeded.polarity_ == plain.polarity_ == -1
     assert seeded.training_errors_ == plain.training_errors_
+
+
+def test_one_hyperplane_reports_the_linear_bounds():
+    """K = 1 is the linear problem: a budget stop reports ICEClassifier's proven bounds (IIS
+    cover, partitions), not only conflicting duplicates, and never above the optimum."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + 0.8 * rng.normal(size=60) > 0).astype(int)
+    optimum = DeepICEMaxoutClassifier(n_hyperplanes=1).fit(X, y)
+    assert optimum.is_optimal_ and optimum.lower_bound_method_ == "exact"
+    with pytest.warns(ConvergenceWarning):
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=1, max_candidates=3).fit(X, y)
+    assert clf.lower_bound_method_ == "linear"
+    assert 0 < clf.lower_bound_ <= optimum.training_errors_ <= clf.training_errors_
+    assert clf.training_errors_ == (clf.predict(X) != y).sum()

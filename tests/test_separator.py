@@ -43,7 +43,7 @@ def thin_instance(seed, n, d, delta):
     positive = f > 0
     frame = affine_frame(X)
     Z = frame.transform(X)
-    a_true = (w * frame.scale) @ frame.basis * frame.norm
+    a_true = np.linalg.pinv(frame.basis) @ (w * frame.scale) * frame.norm
     b_true = float(w @ frame.mean + c)
     return Z, positive, a_true, b_true
 

@@ -15,9 +15,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import MAX_RANK
-from .._separator import max_margin_separator
+from .._geometry import THIN_POINTS
+from .._separator import UnrealizableLabeling, max_margin_separator
 from ._bounds import lower_bound
-from ._milp import bigm_milp
+from ._incumbent import best_incumbent
 from ._min01 import labeling_errors, majority_labeling, search_size
 from ._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
 
@@ -216,7 +217,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             bound, bound_method = quick.value, quick.method
 
         if self.method_ == "milp":
-            positive = self._fit_milp(Z, wpos, wneg)
+            positive = self._fit_milp(Z, wpos, wneg, t0)
             complete, n_cand = False, 0
         elif frame.dim == 0:
             # every point coincides: a constant classifier is all an affine one can do
@@ -229,8 +230,18 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             positive, complete, n_cand = res.positive, res.complete, res.n_candidates
             if res.lower_bound >= bound:
                 bound, bound_method = res.lower_bound, res.lower_bound_method
+        if not frame.certifiable:
+            # the geometric decisions of the search are not reliable on these points
+            complete = False
+            bound, bound_method = float(np.minimum(wpos, wneg).sum()), "conflicting duplicates"
+            self.stop_reason_ = THIN_POINTS
         value = labeling_errors(positive, wpos, wneg)
-        a, b = max_margin_separator(Z, positive)
+        try:
+            a, b = max_margin_separator(Z, positive)
+        except UnrealizableLabeling as err:  # a margin float64 cannot realize: not proven
+            (a, b), positive = err.plane, err.realized
+            value, complete = labeling_errors(positive, wpos, wneg), False
+            self.stop_reason_ = "margin below float64 resolution"
         coef, intercept = frame.to_original(a, b)
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept])
@@ -246,8 +257,12 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         self.gap_ = (0.0 if self.is_optimal_ or realized <= 0
                      else (realized - self.lower_bound_) / realized)
         if not self.is_optimal_:
-            why = ("used the MILP heuristic (method='milp')" if self.method_ == "milp" else
-                   f"stopped early ({self.stop_reason_}) after {n_cand} of {total} candidates")
+            if self.method_ == "milp":
+                why = "used the MILP heuristic (method='milp')"
+            elif self.stop_reason_ in (THIN_POINTS, "margin below float64 resolution"):
+                why = f"cannot prove its optimum ({self.stop_reason_})"
+            else:
+                why = f"stopped early ({self.stop_reason_}) after {n_cand} of {total} candidates"
             warnings.warn(
                 f"ICEClassifier {why}: the best classifier found has {realized:g} errors; "
                 f"optimality is not proven (lower bound {self.lower_bound_:g}, "
@@ -297,14 +312,13 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                       UserWarning, stacklevel=5)
         return "milp", quick
 
-    def _fit_milp(self, Z, wpos, wneg) -> np.ndarray:
-        seconds = _MILP_SECONDS if self.time_limit is None else self.time_limit
-        res = bigm_milp(Z, wpos, wneg, time_limit=seconds)
-        if res.interrupted:
+    def _fit_milp(self, Z, wpos, wneg, t0) -> np.ndarray:
+        seconds = _MILP_SECONDS if self.time_limit is None else self._remaining(t0)
+        # the surrogates too: a MILP stopped early can be worse than LogisticRegression
+        positive, self.upper_bound_, self.upper_bound_source_, interrupted = best_incumbent(
+            Z, wpos, wneg, milp_time_limit=seconds, n_jobs=self.n_jobs)
+        if interrupted:
             self._interrupted("the MILP")
-        self.upper_bound_source_ = "big-M MILP"
-        positive = Z @ res.coef + res.intercept > 0
-        self.upper_bound_ = labeling_errors(positive, wpos, wneg)
         return positive
 
     def _fit_search(self, U, Z, wpos, wneg, backend, t0) -> PortfolioResult:

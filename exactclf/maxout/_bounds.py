@@ -231,6 +231,7 @@ def partition_bound(
             best.size, best.block_seconds = m, block_seconds  # where a later call goes on
             if (best.interrupted or best.value >= target or best.method == "exact"
                     or n_partitions == max_partitions
+                    or (len(blocks) == 1 and m >= n)  # the same partition every time
                     or time.perf_counter() - t0 >= time_limit):
                 return best
     except KeyboardInterrupt:  # between block searches: what is proven stands

@@ -19,8 +19,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import n_combinations
+from .._geometry import THIN_POINTS
 from .._resources import check_memory, effective_workers
-from ..linear._min01 import solve_min01
+from ..linear._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PolarityBound, partition_bound
 from ._coreset import coreset_union
 from ._exact import estimate_union, exact_union, prepare_union, realize_union, useful_planes
@@ -161,6 +162,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         (both polarities).
     lower_bound_method_ : str
         How ``lower_bound_`` is proven: ``"exact"`` (a complete exact search),
+        ``"linear"`` (K = 1: the bounds of :class:`ICEClassifier`, IIS cover or partition),
         ``"partition"`` (the sum of the exact optima of the blocks of a partition of the
         points) or ``"conflicts"`` (identical points with both labels).
     gap_ : float
@@ -302,6 +304,10 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         bounds = [(r.lower, r.bound_method) for r in results.values()]
         if len(results) < len(searches):
             bounds.append((float(np.minimum(wpos, wneg).sum()), "conflicts"))
+        if not data.frame.certifiable:  # the searches' geometric decisions are unreliable
+            bounds = [(float(np.minimum(wpos, wneg).sum()), "conflicts")]
+            for r in results.values():
+                r.stop_reason = r.stop_reason or THIN_POINTS
         self.lower_bound_, self.lower_bound_method_ = min(bounds, key=lambda b: b[0])
         planes = best.planes + best.planes[-1:] * (self.n_hyperplanes - len(best.planes))
         self.hyperplanes_ = np.array([np.r_[data.frame.to_original(a, b)] for a, b in planes])
@@ -585,12 +591,18 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             )
             return _PolarityResult(res.value, res.planes, res.lower_bound, res.n_evaluated,
                                    res.stop_reason, "partition")
+        linear_bound = None
         if K == 1:
-            # one half-space: the exact linear problem, solved by the ICE search
-            res = solve_min01(Z, want_w, other_w, backend=backend,
-                              max_candidates=self.max_candidates, time_limit=time_limit,
-                              n_jobs=n_jobs, verbose=self.verbose)
+            # one half-space: the exact linear problem, solved as ICEClassifier solves it
+            # (enumeration and IIS cover, with their proven bounds when a budget stops them)
+            res = solve_portfolio(Z, Z, want_w, other_w, backend=backend,
+                                  max_candidates=self.max_candidates, time_limit=time_limit,
+                                  n_jobs=n_jobs, verbose=self.verbose)
             sets, n_eval, n_tuples = [res.positive], res.n_candidates, 0
+            # complete: proven optimal (the IIS cover within its relative tolerance, as
+            # ICEClassifier takes it)
+            linear_bound = ((res.value, "exact") if res.complete
+                            else (res.lower_bound, "linear"))
         else:
             problem = prepare_union(Z, want_w, other_w, K, self.max_candidates)
             res = exact_union(Z, want_w, other_w, K, backend=backend, upper_bound=upper_bound,
@@ -603,6 +615,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             stop_reason = stop_reason or "margin below float64 resolution"
         # a complete search proves that no network errs less than its value (or than the
         # bound it was asked to beat); otherwise only conflicting duplicates bound it
+        if linear_bound is not None:
+            return _PolarityResult(value, planes, linear_bound[0], n_eval, stop_reason,
+                                   linear_bound[1])
         if res.complete:
             return _PolarityResult(value, planes, min(res.value, upper_bound), n_eval,
                                    stop_reason, "exact", n_tuples)

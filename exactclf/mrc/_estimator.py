@@ -18,6 +18,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._backend import resolve_device
 from .._base import reset_fitted
+from .._geometry import check_spread
 from ._bounds import class_scores_matrix
 from ._ccg import mrc_ccg
 from ._log import mrc_log_ccg
@@ -305,6 +306,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         t0 = time.perf_counter()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
+        check_spread(X)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
             keep = sample_weight > 0

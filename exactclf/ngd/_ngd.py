@@ -22,6 +22,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._backend import resolve_device
 from .._base import reset_fitted
+from .._geometry import check_spread
 from ._mlp import (
     ACTIVATIONS,
     AdamState,
@@ -417,6 +418,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=(np.float64, np.float32), reset=reset)
         check_classification_targets(y)
+        check_spread(X)
         if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
             self.classes_, y_idx = np.unique(y, return_inverse=True)
         else:

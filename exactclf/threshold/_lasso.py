@@ -177,7 +177,9 @@ class _ThresholdNetBase(BaseEstimator):
         self.objective_ = objective
         self.dual_gap_ = float(gaps.sum())
         met = bool(np.all(gaps <= self.tol * loss0))
-        self.is_optimal_ = bool(complete and met)
+        # points too thin for float64 (see AffineFrame.certifiable): the exact arrangement
+        # may miss patterns, so its bound does not cover every network
+        self.is_optimal_ = bool(complete and met and problem.frame.certifiable)
         if not met:
             floor = bool(np.all(gaps <= GAP_FLOOR_RTOL * loss0))
             if expected is None:
@@ -421,7 +423,11 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         -------
         self : ThresholdNetLasso
         """
-        return self._fit_targets(*self._validated(X, y, sample_weight), self.loss)
+        try:
+            return self._fit_targets(*self._validated(X, y, sample_weight), self.loss)
+        except BaseException:
+            reset_fitted(self)  # a refused or failed refit leaves no partial model
+            raise
 
     def _validated(self, X, y, sample_weight):
         """``(X, Y, sw)``: validated data, targets in {-1, +1} (one column per class when
@@ -429,14 +435,13 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         reset_fitted(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        self.classes_, yi = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
+        classes, yi = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"the data has 1 class: {self.classes_[0]}.")
+                             f"the data has 1 class: {classes[0]}.")
         sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-        if len(np.unique(yi[sw > 0])) < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes "
-                             "with positive sample_weight.")
+        # set only once the data is accepted: a refused refit leaves no classes_ behind
+        self.classes_ = classes
         if len(self.classes_) == 2:
             Y = (2.0 * yi - 1.0)[:, None]
         else:
