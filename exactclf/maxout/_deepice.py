@@ -21,6 +21,7 @@ from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import n_combinations
 from .._geometry import THIN_POINTS
 from .._resources import check_memory, effective_workers
+from ..linear._incumbent import best_incumbent
 from ..linear._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PolarityBound, partition_bound
 from ._coreset import coreset_union
@@ -421,6 +422,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                 results[polarity] = _PolarityResult(
                     res.value, res.planes, res.lower_bound, res.n_evaluated,
                     "interrupted" if res.stop_reason == "interrupted" else None, "partition")
+                # one plane is a network too: never return worse than the linear surrogates
+                linear, _, _, _ = best_incumbent(Z, want_w, other_w)
+                self._adopt(Z, [linear], want_w, other_w, results[polarity])
                 say(f"polarity {polarity:+d}: heuristic {res.value:g} errors, bound "
                     f"{res.lower_bound:g}")
                 if res.stop_reason == "interrupted":
