@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["UnrealizableLabeling", "max_margin_separator"]
+__all__ = ["UNREALIZABLE_MARGIN", "UnrealizableLabeling", "max_margin_separator"]
 
 #: smallest tolerance HiGHS accepts for primal and dual feasibility.
 _LP_TOL = 1e-10
 #: stretch-and-resolve rounds of the LP step (each gains several digits of margin).
 _REFINE_ROUNDS = 3
+
+
+#: the ``stop_reason_`` of a fit whose labeling float64 cannot realize (see below)
+UNREALIZABLE_MARGIN = "margin below float64 resolution"
 
 
 class UnrealizableLabeling(RuntimeError):

@@ -16,8 +16,8 @@ from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import MAX_RANK
 from .._geometry import THIN_POINTS
-from .._separator import UnrealizableLabeling, max_margin_separator
-from ._bounds import lower_bound
+from .._separator import UNREALIZABLE_MARGIN, UnrealizableLabeling, max_margin_separator
+from ._bounds import conflict_bound, lower_bound
 from ._incumbent import best_incumbent
 from ._min01 import labeling_errors, majority_labeling, search_size
 from ._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
@@ -211,7 +211,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
         self.stop_reason_ = None
         # a proven bound from a path that did not complete (IIS cover, refusal's quick bound)
-        bound, bound_method = float(np.minimum(wpos, wneg).sum()), "conflicting duplicates"
+        conflicts = conflict_bound(wpos, wneg)
+        bound, bound_method = conflicts.value, conflicts.method
         self.method_, quick = self._choose_method(total, Z, wpos, wneg)
         if quick is not None and quick.value >= bound:
             bound, bound_method = quick.value, quick.method
@@ -233,15 +234,15 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if not frame.certifiable:
             # the geometric decisions of the search are not reliable on these points
             complete = False
-            bound, bound_method = float(np.minimum(wpos, wneg).sum()), "conflicting duplicates"
-            self.stop_reason_ = THIN_POINTS
+            bound, bound_method = conflicts.value, conflicts.method
+            self.stop_reason_ = self.stop_reason_ or THIN_POINTS
         value = labeling_errors(positive, wpos, wneg)
         try:
             a, b = max_margin_separator(Z, positive)
         except UnrealizableLabeling as err:  # a margin float64 cannot realize: not proven
             (a, b), positive = err.plane, err.realized
             value, complete = labeling_errors(positive, wpos, wneg), False
-            self.stop_reason_ = "margin below float64 resolution"
+            self.stop_reason_ = UNREALIZABLE_MARGIN
         coef, intercept = frame.to_original(a, b)
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept])
@@ -259,7 +260,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if not self.is_optimal_:
             if self.method_ == "milp":
                 why = "used the MILP heuristic (method='milp')"
-            elif self.stop_reason_ in (THIN_POINTS, "margin below float64 resolution"):
+            elif self.stop_reason_ in (THIN_POINTS, UNREALIZABLE_MARGIN):
                 why = f"cannot prove its optimum ({self.stop_reason_})"
             else:
                 why = f"stopped early ({self.stop_reason_}) after {n_cand} of {total} candidates"

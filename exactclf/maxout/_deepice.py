@@ -21,9 +21,10 @@ from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
 from .._combinatorics import n_combinations
 from .._geometry import THIN_POINTS
 from .._resources import check_memory, effective_workers
+from .._separator import UNREALIZABLE_MARGIN
 from ..linear._incumbent import best_incumbent
 from ..linear._portfolio import solve_portfolio
-from ._bounds import PLANE_RATE, PolarityBound, partition_bound
+from ._bounds import PLANE_RATE, PolarityBound, conflict_bound, partition_bound
 from ._coreset import coreset_union
 from ._exact import estimate_union, exact_union, prepare_union, realize_union, useful_planes
 
@@ -302,11 +303,12 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         best = results[self.polarity_]
         # the bound holds for the network class: the weaker of the polarities' bounds (a
         # polarity not searched, after an interrupt, only by its conflicting duplicates)
+        conflicts = conflict_bound(wpos, wneg)
         bounds = [(r.lower, r.bound_method) for r in results.values()]
         if len(results) < len(searches):
-            bounds.append((float(np.minimum(wpos, wneg).sum()), "conflicts"))
+            bounds.append((conflicts.value, conflicts.method))
         if not data.frame.certifiable:  # the searches' geometric decisions are unreliable
-            bounds = [(float(np.minimum(wpos, wneg).sum()), "conflicts")]
+            bounds = [(conflicts.value, conflicts.method)]
             for r in results.values():
                 r.stop_reason = r.stop_reason or THIN_POINTS
         self.lower_bound_, self.lower_bound_method_ = min(bounds, key=lambda b: b[0])
@@ -595,7 +597,6 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             )
             return _PolarityResult(res.value, res.planes, res.lower_bound, res.n_evaluated,
                                    res.stop_reason, "partition")
-        linear_bound = None
         if K == 1:
             # one half-space: the exact linear problem, solved as ICEClassifier solves it
             # (enumeration and IIS cover, with their proven bounds when a budget stops them)
@@ -605,28 +606,24 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             sets, n_eval, n_tuples = [res.positive], res.n_candidates, 0
             # complete: proven optimal (the IIS cover within its relative tolerance, as
             # ICEClassifier takes it)
-            linear_bound = ((res.value, "exact") if res.complete
-                            else (res.lower_bound, "linear"))
+            lower, how = ((res.value, "exact") if res.complete
+                          else (res.lower_bound, "linear"))
         else:
             problem = prepare_union(Z, want_w, other_w, K, self.max_candidates)
             res = exact_union(Z, want_w, other_w, K, backend=backend, upper_bound=upper_bound,
                               time_limit=time_limit, n_jobs=n_jobs, verbose=self.verbose,
                               problem=problem)
             sets, n_eval, n_tuples = res.sets, res.n_evaluated, problem.n_tuples
+            # a complete search proves that no network errs less than its value (or than
+            # the bound it was asked to beat); otherwise only conflicting duplicates bound it
+            conflicts = conflict_bound(want_w, other_w)
+            lower, how = ((min(res.value, upper_bound), "exact") if res.complete
+                          else (conflicts.value, conflicts.method))
         planes, value, exact = realize_union(Z, sets, want_w, other_w)
         stop_reason = res.stop_reason
         if not exact:
-            stop_reason = stop_reason or "margin below float64 resolution"
-        # a complete search proves that no network errs less than its value (or than the
-        # bound it was asked to beat); otherwise only conflicting duplicates bound it
-        if linear_bound is not None:
-            return _PolarityResult(value, planes, linear_bound[0], n_eval, stop_reason,
-                                   linear_bound[1])
-        if res.complete:
-            return _PolarityResult(value, planes, min(res.value, upper_bound), n_eval,
-                                   stop_reason, "exact", n_tuples)
-        return _PolarityResult(value, planes, float(np.minimum(want_w, other_w).sum()), n_eval,
-                               stop_reason, "conflicts", n_tuples)
+            stop_reason = stop_reason or UNREALIZABLE_MARGIN
+        return _PolarityResult(value, planes, lower, n_eval, stop_reason, how, n_tuples)
 
     def decision_function(self, X):
         """``polarity_ * max_k (w_k . x + b_k)``: positive for ``classes_[1]``.
