@@ -17,7 +17,7 @@ from exactclf import DeepICEMaxoutClassifier
 from exactclf._search import ChunkResult, run_search
 from exactclf.maxout import _deepice
 from exactclf.maxout._bounds import partition_bound, spatial_blocks
-from exactclf.maxout._coreset import coreset_union
+from exactclf.maxout._coreset import CoresetResult, coreset_union
 from exactclf.maxout._exact import (
     estimate_union,
     exact_union,
@@ -84,6 +84,36 @@ def test_coreset_pass_sums_are_lower_bounds(seed):
             assert res.value == float(other_w[inside].sum() + want_w[~inside].sum())
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_portfolio_never_worse_than_the_best_plane(monkeypatch, seed):
+    """One half-space is a network too: whatever the heuristic returns (here: the empty
+    network), the portfolio returns no more errors than the exact linear optimum."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+
+    def no_heuristic(Z, want_w, other_w, K, **kwargs):
+        empty = (np.zeros(Z.shape[1]), -1.0)
+        return CoresetResult(float(want_w.sum()), [empty] * K, 0.0, 0, 0, None)
+
+    monkeypatch.setattr(_deepice, "coreset_union", no_heuristic)
+    monkeypatch.setattr(_deepice, "PLANE_RATE", 1e-9)  # and no exact search of networks
+    rng = np.random.default_rng(300 + seed)
+    n = 40
+    X = rng.normal(size=(n, 2))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0.3) ^ (rng.random(n) < 0.15)).astype(int)
+    if seed % 2:
+        y = 1 - y
+    linear = DeepICEMaxoutClassifier(n_hyperplanes=1, method="exact").fit(X, y)
+    assert linear.is_optimal_
+    for K in (2, 3):
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=K, time_limit=20, coreset_size=3,
+                                      coreset_stop=2, n_shuffles=1, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, y)
+        assert clf.method_ == "portfolio"
+        assert clf.training_errors_ == _errors(clf, X, y) <= linear.training_errors_
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_portfolio_against_brute_force(monkeypatch, seed):
     """method="auto" forced onto the portfolio (heuristic, partition bounds, sampled exact
@@ -108,7 +138,7 @@ def test_portfolio_against_brute_force(monkeypatch, seed):
         assert clf.training_errors_ == _errors(clf, X, y) >= best >= clf.lower_bound_
         assert clf.is_optimal_ == (clf.training_errors_ == clf.lower_bound_)
         assert 0 <= clf.gap_ <= 1
-        assert clf.lower_bound_method_ in ("exact", "partition", "conflicts")
+        assert clf.lower_bound_method_ in ("exact", "partition", "conflicts", "linear")
 
 
 def test_portfolio_proves_a_planted_optimum(monkeypatch):
@@ -184,6 +214,28 @@ def test_ctrl_c_during_the_portfolio(monkeypatch, at):
         clf.fit(X, y)
     assert clf.stop_reason_ == "interrupted" and len(calls) < at + 20
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+
+
+def test_ctrl_c_during_the_linear_seed(monkeypatch):
+    """Ctrl-C while the portfolio solves the linear problem: the fit returns that search's
+    best plane as the network, with its realized errors and no optimality claim."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    real = _deepice.solve_portfolio
+
+    def interrupted(*args, **kwargs):
+        return dataclasses.replace(real(*args, **kwargs), stop_reason="interrupted")
+
+    monkeypatch.setattr(_deepice, "solve_portfolio", interrupted)
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 2))
+    y = ((X**2).sum(axis=1) + 0.5 * rng.normal(size=120) > 1.2).astype(int)
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=60, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="interrupted"):
+        clf.fit(X, y)
+    linear = DeepICEMaxoutClassifier(n_hyperplanes=1, method="exact").fit(X, y)
+    assert clf.stop_reason_ == "interrupted" and not clf.is_optimal_
+    assert clf.training_errors_ == _errors(clf, X, y) == linear.training_errors_
+    assert clf.lower_bound_ <= clf.training_errors_
 
 
 def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):

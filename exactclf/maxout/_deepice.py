@@ -22,10 +22,9 @@ from .._combinatorics import n_combinations
 from .._geometry import THIN_POINTS
 from .._resources import check_memory, effective_workers
 from .._separator import UNREALIZABLE_MARGIN
-from ..linear._incumbent import best_incumbent
 from ..linear._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PolarityBound, conflict_bound, partition_bound
-from ._coreset import coreset_union
+from ._coreset import coreset_union, refine
 from ._exact import estimate_union, exact_union, prepare_union, realize_union, useful_planes
 
 __all__ = ["DeepICEMaxoutClassifier"]
@@ -53,6 +52,11 @@ _DEFAULT_BUDGET = 120.0
 #: exact search (all polarities), sampling the exact search's cost
 _HEURISTIC_SHARE = 0.1
 _BOUND_SHARE = 0.4
+#: shares of the budget for the linear seed of networks of K >= 2 half-spaces: the exact
+#: linear problem (its best plane so far when stopped), then, for each polarity, the local
+#: search that adds and re-solves half-spaces one at a time from that plane
+_LINEAR_SHARE = 0.1
+_GROW_SHARE = 0.1
 _SAMPLE_SHARE = 0.05
 #: an exact search whose candidate family takes at most this share of the budget to
 #: enumerate is considered before the partition bounds
@@ -101,7 +105,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     paper's heuristic for large data: exact solves on small blocks, the best networks kept
     and their blocks merged until a small coreset remains, every candidate scored on the
     full data. Beyond the exact search's range, ``method="auto"`` runs a portfolio within a
-    budget: the heuristic's network for each polarity, proven partition lower bounds (the
+    budget: the best plane of the linear problem, and for each polarity the heuristic's
+    network and one grown from that plane by local search, proven partition lower bounds (the
     sum of the exact optima of blocks of nearby points), and the exact search with the
     heuristic's errors as incumbent where its sampled cost fits; it stops as soon as the
     bound meets the errors (see the user guide).
@@ -393,8 +398,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         return seeds
 
     def _portfolio(self, Z, searches, K, backend, n_jobs, t0):
-        """method="auto" beyond the exact search's range: the coreset heuristic's network
-        for each polarity, partition bounds (which stop once they prove the best network
+        """method="auto" beyond the exact search's range: the best plane of the linear
+        problem (within a share of the budget), and for each polarity the coreset
+        heuristic's network and a local search grown from that plane; partition bounds (which stop once they prove the best network
         optimal or rule a polarity out), then the exact search with the best network as
         its incumbent, better polarity first, where its sampled cost fits the budget; what
         time is left improves the bounds of the polarities still open."""
@@ -415,6 +421,19 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                       flush=True)
 
         try:
+            # one plane is a network too; the local search grows it into one of K
+            # half-spaces: never worse than the linear problem's best plane within its share
+            linear = solve_portfolio(Z, Z, searches[0][1], searches[0][2],
+                                     time_limit=max(min(_LINEAR_SHARE * budget, left()), 1e-3),
+                                     n_jobs=n_jobs)
+            say(f"linear seed: {linear.value:g} errors, bound {linear.lower_bound:g}")
+            if linear.stop_reason == "interrupted":  # Ctrl-C: the best plane so far
+                polarity, want_w, other_w = searches[0]
+                planes, value, _ = realize_union(Z, [linear.positive], want_w, other_w)
+                conflicts = conflict_bound(want_w, other_w)
+                results[polarity] = _PolarityResult(value, planes, conflicts.value, 0,
+                                                    "interrupted", conflicts.method)
+                return results
             for polarity, want_w, other_w in searches:
                 res = coreset_union(
                     Z, want_w, other_w, K, block_size=self.coreset_size,
@@ -424,13 +443,22 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                 results[polarity] = _PolarityResult(
                     res.value, res.planes, res.lower_bound, res.n_evaluated,
                     "interrupted" if res.stop_reason == "interrupted" else None, "partition")
-                # one plane is a network too: never return worse than the linear surrogates
-                linear, _, _, _ = best_incumbent(Z, want_w, other_w)
-                self._adopt(Z, [linear], want_w, other_w, results[polarity])
                 say(f"polarity {polarity:+d}: heuristic {res.value:g} errors, bound "
                     f"{res.lower_bound:g}")
                 if res.stop_reason == "interrupted":
                     return results
+                side = linear.positive if polarity == searches[0][0] else ~linear.positive
+                if K == 1:  # the linear problem itself: its plane and its proven bound
+                    self._adopt(Z, [side], want_w, other_w, results[polarity])
+                    lower, how = ((linear.value, "exact") if linear.complete
+                                  else (linear.lower_bound, "linear"))
+                    if lower > results[polarity].lower:
+                        results[polarity].lower, results[polarity].bound_method = lower, how
+                    continue
+                self._grow(Z, side, want_w, other_w, K, results[polarity],
+                           min(_GROW_SHARE * budget, left()))
+                say(f"polarity {polarity:+d}: grown from the linear seed, "
+                    f"{results[polarity].value:g} errors")
             # the better polarity first: the other then only has to be ruled out
             order = sorted(results, key=lambda p: (results[p].value, -p))
             data = {p: (w, o) for p, w, o in searches}
@@ -543,6 +571,18 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         if out.stop_reason is not None:
             res.stop_reason = out.stop_reason
         return out.stop_reason == "interrupted"
+
+    @classmethod
+    def _grow(cls, Z, side, want_w, other_w, K, res, seconds):
+        """Local search from the half-space whose inside is ``side``: the other K - 1 start
+        empty and every half-space in turn is re-solved exactly on the points the others
+        leave out, for at most ``seconds``; ``res`` takes the network if it errs less."""
+        planes = realize_union(Z, [side], want_w, other_w)[0]
+        empty = (np.zeros(Z.shape[1]), -1.0)
+        planes, value = refine(Z, planes + [empty] * (K - 1), want_w, other_w,
+                               deadline=time.perf_counter() + max(seconds, 0.0))
+        if value < res.value:
+            res.value, res.planes = value, planes
 
     @staticmethod
     def _adopt(Z, sets, want_w, other_w, res):
