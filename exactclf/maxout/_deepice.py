@@ -400,9 +400,10 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     def _portfolio(self, Z, searches, K, backend, n_jobs, t0):
         """method="auto" beyond the exact search's range: the best plane of the linear
         problem (within a share of the budget), and for each polarity the coreset
-        heuristic's network and a local search grown from that plane; partition bounds (which stop once they prove the best network
-        optimal or rule a polarity out), then the exact search with the best network as
-        its incumbent, better polarity first, where its sampled cost fits the budget; what
+        heuristic's network and a local search grown from that plane; partition bounds
+        (which stop once they prove the best network optimal or rule a polarity out), then
+        the exact search with the best network as its incumbent, better polarity first,
+        where its sampled cost fits the budget; what
         time is left improves the bounds of the polarities still open."""
         budget = self.time_limit if self.time_limit is not None else _DEFAULT_BUDGET
         deadline = t0 + budget
