@@ -403,8 +403,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         heuristic's network and a local search grown from that plane; partition bounds
         (which stop once they prove the best network optimal or rule a polarity out), then
         the exact search with the best network as its incumbent, better polarity first,
-        where its sampled cost fits the budget; what
-        time is left improves the bounds of the polarities still open."""
+        where its sampled cost fits the budget; what time is left improves the bounds of the
+        polarities still open."""
         budget = self.time_limit if self.time_limit is not None else _DEFAULT_BUDGET
         deadline = t0 + budget
         seed = check_random_state(self.random_state).randint(2**31)
