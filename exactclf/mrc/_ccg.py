@@ -55,6 +55,21 @@ cost the bound ``D`` in proportion to their violation), every violated feature i
 the generation goes on; so on convergence ``R* in [lower_, upper_]`` and ``upper_ - lower_
 <= eps1`` (up to the LP solver's tolerance).
 
+Box step: the restricted LP of the first iterations, cut by few rows, puts ``mu`` far from
+the optimum (``R(mu)`` of 4-7 where ``R*`` is 0.73, on make_classification with 5 classes),
+and the rows generated there are mostly deleted again. So every solve keeps ``mu`` in a box
+around the best iterate so far (``mu1_j <= max(c_j, 0) + r_j``, ``mu2_j <= max(-c_j, 0) +
+r_j``: column bounds, which the dual simplex re-solves warm), with ``r_j`` the radius over
+feature ``j``'s largest ``|Phi_j|``, so that a step moves any score by at most the radius
+per feature. The radius doubles after every solve at which the box binds, so it stops
+binding after finitely many solves (the restricted LPs have finitely many vertices), and the
+generation never ends while it binds: an LP point strictly inside the box is the restricted
+LP's optimum, as without the box. The certificates do not depend on it: ``upper_`` is
+``R(mu)`` evaluated exactly, and the dual bound uses the row duals only (the box's duals
+show up as dual infeasible features, which the mixing repairs). Measured in
+``benchmarks/results/mrc_vs_baselines.txt`` with ``n_max=200``: make_classification,
+5 classes, about twice as fast; the Fourier datasets 10-40 % faster.
+
 Why this form (measured on ai4i, 10000 samples, 400 random Fourier features, so dense rows):
 the LP dual of the above (generated constraints as columns, features as rows: a smaller basis)
 needed 5000-18000 primal-simplex pivots per warm re-solve and over 1200 s per fit; in this
@@ -83,6 +98,11 @@ __all__ = ["mrc_ccg", "CCGResult"]
 
 #: a row whose slack has been basic in this many consecutive solves is deleted
 _DROP_AFTER = 3
+#: box step: every LP solve keeps mu within this radius of the best iterate, in units of
+#: score (feature j moves by at most radius / max_i |Phi_j(x_i)|); the radius grows by
+#: _BOX_GROWTH after every solve at which the box binds
+_BOX_RADIUS = 0.1
+_BOX_GROWTH = 2.0
 
 
 @dataclass
@@ -116,7 +136,7 @@ def mrc_ccg(
     embedding: np.ndarray | None = None,
     eps1: float = 1e-4,
     eps2: float = 1e-5,
-    n_max: int = 400,
+    n_max: int = 200,
     m_max: int = 400,
     max_iter: int = 500,
     lp_solver: str = "highs",
@@ -214,6 +234,26 @@ def mrc_ccg(
     lp.add_cols(np.r_[1.0, lp_costs(tau, lam, active)], np.r_[-np.inf, np.zeros(2 * len(active))],
                 np.full(1 + 2 * len(active), np.inf))
 
+    # the box step (module docstring): a feature's unit is its largest |Phi_j|
+    col_top = (np.asarray(abs(Psi).max(axis=0).todense()).ravel() if sparse
+               else np.abs(Psi).max(axis=0))
+    unit = np.kron(np.abs(B).max(axis=0), col_top)
+    unit = np.where(unit > 0.0, unit, 1.0)
+    radius = _BOX_RADIUS
+    center = np.zeros(m)
+
+    def set_box():
+        """Bound mu1, mu2 of the active features to the box around ``center``; returns the
+        columns and their upper bounds."""
+        r = radius / unit[active]
+        c = center[active]
+        ub = np.empty(2 * len(active))
+        ub[0::2] = np.maximum(c, 0.0) + r
+        ub[1::2] = np.maximum(-c, 0.0) + r
+        cols = np.arange(1, 1 + 2 * len(active))
+        lp.set_col_bounds(cols, np.zeros(len(cols)), ub)
+        return cols, ub
+
     # the LP's rows: psi-vectors, subset masks, (sample, subset) keys, solves with a basic slack
     U_rows = sp.csr_matrix((0, d)) if sparse else np.zeros((0, d))
     M_rows = np.zeros((0, K), dtype=bool)
@@ -254,6 +294,7 @@ def mrc_ccg(
                 if remaining <= 0.0:
                     stop_reason = "time_limit"
                     break
+            box_cols, box_ub = set_box()
             res = lp.solve("dual", time_limit=remaining)
             if res.time_limit_reached:
                 stop_reason = "time_limit"
@@ -271,6 +312,10 @@ def mrc_ccg(
             if best is None or ev.R < best[0]:
                 best = (ev.R, mu.copy(), ev.nu)
             R_hist.append(ev.R)
+            binds = bool(np.any(res.x[box_cols] >= box_ub * (1.0 - 1e-9)))
+            if binds:
+                radius *= _BOX_GROWTH
+            center = best[1]
 
             # constraints: the n_max most violated samples (ties: lowest index), each with
             # the subset of its size[i] largest scores
@@ -334,9 +379,12 @@ def mrc_ccg(
                     f"[MRCCCG] iter {it:4d}  LP {res.objective:.8f}  R(mu) {ev.R:.8f}  "
                     f"lower {lower:.8f}  max violation {max_viol:.2e}  simplex iterations "
                     f"{res.iterations}  LP rows {lp.n_rows}  features {len(active)}/{m}  "
-                    f"+rows {len(new_idx)}  -rows {n_deleted}  +features {len(new_feats)}"
+                    f"+rows {len(new_idx)}  -rows {n_deleted}  +features {len(new_feats)}  "
+                    f"box {radius:g}{' (binds)' if binds else ''}"
                 )
             if not new_idx and len(new_feats) == 0:
+                if binds:  # the restricted LP's optimum may lie outside the box
+                    continue
                 converged = True
                 stop_reason = None
                 break

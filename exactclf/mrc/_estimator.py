@@ -80,8 +80,9 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         Features whose dual constraint is violated by more than ``eps2`` are added. Features
         violated by less still lower ``lower_`` (it prices every feature); when that leaves
         ``upper_ - lower_ > eps1`` at the end, they are added as well.
-    n_max : int, default=400
-        Rows added per iteration at most.
+    n_max : int, default=200
+        Rows added per iteration at most (with the box step, 200 needed fewer simplex
+        pivots in all than 400 on every dataset of the benchmark).
     m_max : int, default=400
         Column generation is used when there are more than ``m_max`` features
         ``n_classes * len(psi)``: it starts with ``m_max`` of them and adds at most ``m_max``
@@ -234,7 +235,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         fit_intercept=True,
         eps1=1e-4,
         eps2=1e-5,
-        n_max=400,
+        n_max=200,
         m_max=400,
         max_iter=500,
         time_limit=None,

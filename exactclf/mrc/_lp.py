@@ -10,11 +10,11 @@ follow the usual sign convention of a minimization: a row at its upper bound has
 ``<= 0``, at its lower bound ``>= 0``. Rows whose slack is basic (``LPResult.row_basic``) can
 be deleted without losing the basis of the others.
 
-``HighsLP`` uses highspy's ``Highs`` object (``addCols`` / ``addRows`` / ``deleteRows`` keep
-the basis valid, so ``run`` continues from it). ``GurobiLP`` does the same with gurobipy (the
-optional extra ``exactclf[gurobi]``). ``make_lp("gurobi")`` wraps it so that, when Gurobi's
-size-limited licence refuses the model, the fit warns and continues on HiGHS with the same
-rows and columns.
+``HighsLP`` uses highspy's ``Highs`` object (``addCols`` / ``addRows`` / ``deleteRows`` /
+``changeColsBounds`` keep the basis valid, so ``run`` continues from it). ``GurobiLP`` does
+the same with gurobipy (the optional extra ``exactclf[gurobi]``). ``make_lp("gurobi")`` wraps
+it so that, when Gurobi's size-limited licence refuses the model, the fit warns and continues
+on HiGHS with the same rows, columns and bounds.
 """
 
 from __future__ import annotations
@@ -152,6 +152,14 @@ class HighsLP:
         self._h.deleteRows(len(rows), rows)
         self.n_rows -= len(rows)
 
+    def set_col_bounds(self, cols, lb, ub) -> None:
+        """New bounds ``lb <= x_j <= ub`` of the columns ``cols`` (the basis is kept)."""
+        cols = np.asarray(cols, np.int32)
+        if len(cols) == 0:
+            return
+        self._h.changeColsBounds(len(cols), cols, self._inf(np.asarray(lb, np.float64)),
+                                 self._inf(np.asarray(ub, np.float64)))
+
     def solve(self, method: str | None = None, time_limit: float | None = None) -> LPResult:
         """Re-solve from the current basis; ``method`` ``"primal"`` / ``"dual"`` picks the
         simplex variant (``None``: HiGHS' choice); ``time_limit`` (seconds) bounds this solve
@@ -286,6 +294,13 @@ class GurobiLP:
                           for r, cons in enumerate(self._row_cons) if r not in rows]
         self.n_rows -= len(rows)
 
+    def set_col_bounds(self, cols, lb, ub) -> None:
+        inf = self._gp.GRB.INFINITY
+        for j, lo, hi in zip(cols, lb, ub, strict=True):
+            v = self._vars[int(j)]
+            v.LB = -inf if np.isinf(lo) else float(lo)
+            v.UB = inf if np.isinf(hi) else float(hi)
+
     def solve(self, method: str | None = None, time_limit: float | None = None) -> LPResult:
         gp = self._gp
         m = self._m
@@ -375,6 +390,11 @@ class GurobiFallbackLP:
         if self._lp.name == "gurobi":
             self._log.append(("delete_rows", (rows,)))
         self._lp.delete_rows(rows)
+
+    def set_col_bounds(self, cols, lb, ub) -> None:
+        if self._lp.name == "gurobi":
+            self._log.append(("set_col_bounds", (cols, lb, ub)))
+        self._lp.set_col_bounds(cols, lb, ub)
 
     def solve(self, method: str | None = None, time_limit: float | None = None) -> LPResult:
         if self._lp.name == "gurobi":
