@@ -15,7 +15,7 @@ from test_deepice import _brute_force_union, _counting_kernel, _errors
 
 from exactclf import DeepICEMaxoutClassifier
 from exactclf._search import ChunkResult, run_search
-from exactclf.maxout import _deepice
+from exactclf.maxout import _coreset, _deepice
 from exactclf.maxout._bounds import partition_bound, spatial_blocks
 from exactclf.maxout._coreset import CoresetResult, coreset_union
 from exactclf.maxout._exact import (
@@ -236,6 +236,28 @@ def test_ctrl_c_during_the_linear_seed(monkeypatch):
     assert clf.stop_reason_ == "interrupted" and not clf.is_optimal_
     assert clf.training_errors_ == _errors(clf, X, y) == linear.training_errors_
     assert clf.lower_bound_ <= clf.training_errors_
+
+
+@pytest.mark.parametrize("where", ["grow", "coreset"])
+def test_ctrl_c_in_a_local_search_ends_the_fit(monkeypatch, where):
+    """The local search swallows Ctrl-C inside its exact solves and says so: the fit stops
+    there with its best network, not the budget later."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    real = _coreset.refine
+
+    def interrupted(*args, **kwargs):
+        planes, value, _ = real(*args, **kwargs)
+        return planes, value, True
+
+    monkeypatch.setattr(_deepice if where == "grow" else _coreset, "refine", interrupted)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 2))
+    y = ((X**2).sum(axis=1) + 0.5 * rng.normal(size=150) > 1.2).astype(int)
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=20, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="interrupted"):
+        clf.fit(X, y)
+    assert clf.stop_reason_ == "interrupted"
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
 
 
 def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):

@@ -39,12 +39,14 @@ class CoresetResult:
 
 
 def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, deadline=None):
-    """Exact block coordinate descent over the half-spaces; returns ``(planes, value)``.
+    """Exact block coordinate descent over the half-spaces; returns ``(planes, value,
+    interrupted)``.
 
     Each round re-solves one half-space exactly (the linear 0-1 problem on the points the
     other half-spaces leave out) while the others stay fixed. ``deadline``: a
     ``time.perf_counter()`` value after which no new solve starts (a solve that is running
-    stops there and keeps its best plane).
+    stops there and keeps its best plane). Ctrl-C stops it with the best planes so far and
+    ``interrupted`` True (the solve that caught it does not re-raise).
     """
     planes = list(planes)
 
@@ -58,7 +60,7 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
         for k in range(len(planes)):
             left = None if deadline is None else deadline - time.perf_counter()
             if left is not None and left <= 0:
-                return planes, value
+                return planes, value, False
             others = planes[:k] + planes[k + 1 :]
             free = ~union_on(Z, others) if others else np.ones(len(Z), dtype=bool)
             if not free.any():
@@ -68,7 +70,7 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
                               incumbent=Z[free] @ a + b > 0,
                               max_candidates=max_candidates, time_limit=left)
             if res.stop_reason == "interrupted":
-                return planes, value
+                return planes, value, True
             if res.improved:
                 # a plane float64 cannot place exactly is still scored by what it realizes
                 plane = realize_union(Z[free], [res.positive], want_w[free], other_w[free])[0]
@@ -78,7 +80,7 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
                     planes, value = candidate, new_value
         if value >= before:
             break
-    return planes, value
+    return planes, value, False
 
 
 def coreset_union(
@@ -187,5 +189,7 @@ def coreset_union(
     else:
         final = (None if deadline is None
                  else max(deadline, time.perf_counter() + time_limit / 10))
-        planes, value = refine(Z, max(heap)[2], want_w, other_w, deadline=final)
+        planes, value, interrupted = refine(Z, max(heap)[2], want_w, other_w, deadline=final)
+        if interrupted:
+            stop_reason = "interrupted"
     return CoresetResult(value, planes, lower, n_eval, n_blocks, stop_reason)

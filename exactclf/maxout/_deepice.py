@@ -52,9 +52,9 @@ _DEFAULT_BUDGET = 120.0
 #: exact search (all polarities), sampling the exact search's cost
 _HEURISTIC_SHARE = 0.1
 _BOUND_SHARE = 0.4
-#: shares of the budget for the linear seed of networks of K >= 2 half-spaces: the exact
-#: linear problem (its best plane so far when stopped), then, for each polarity, the local
-#: search that adds and re-solves half-spaces one at a time from that plane
+#: shares of the budget for the linear seed: the exact linear problem (its best plane so far
+#: when stopped), then, for K >= 2 and each polarity, the local search that adds and
+#: re-solves half-spaces one at a time from that plane
 _LINEAR_SHARE = 0.1
 _GROW_SHARE = 0.1
 _SAMPLE_SHARE = 0.05
@@ -456,8 +456,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                     if lower > results[polarity].lower:
                         results[polarity].lower, results[polarity].bound_method = lower, how
                     continue
-                self._grow(Z, side, want_w, other_w, K, results[polarity],
-                           min(_GROW_SHARE * budget, left()))
+                if self._grow(Z, side, want_w, other_w, K, results[polarity],
+                              min(_GROW_SHARE * budget, left())):
+                    return results
                 say(f"polarity {polarity:+d}: grown from the linear seed, "
                     f"{results[polarity].value:g} errors")
             # the better polarity first: the other then only has to be ruled out
@@ -573,17 +574,21 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             res.stop_reason = out.stop_reason
         return out.stop_reason == "interrupted"
 
-    @classmethod
-    def _grow(cls, Z, side, want_w, other_w, K, res, seconds):
+    @staticmethod
+    def _grow(Z, side, want_w, other_w, K, res, seconds):
         """Local search from the half-space whose inside is ``side``: the other K - 1 start
         empty and every half-space in turn is re-solved exactly on the points the others
-        leave out, for at most ``seconds``; ``res`` takes the network if it errs less."""
+        leave out, for at most ``seconds``; ``res`` takes the network if it errs less. True
+        if Ctrl-C stopped it."""
         planes = realize_union(Z, [side], want_w, other_w)[0]
         empty = (np.zeros(Z.shape[1]), -1.0)
-        planes, value = refine(Z, planes + [empty] * (K - 1), want_w, other_w,
-                               deadline=time.perf_counter() + max(seconds, 0.0))
+        planes, value, interrupted = refine(Z, planes + [empty] * (K - 1), want_w, other_w,
+                                            deadline=time.perf_counter() + max(seconds, 0.0))
         if value < res.value:
             res.value, res.planes = value, planes
+        if interrupted:
+            res.stop_reason = "interrupted"
+        return interrupted
 
     @staticmethod
     def _adopt(Z, sets, want_w, other_w, res):
