@@ -260,6 +260,22 @@ def test_ctrl_c_in_a_local_search_ends_the_fit(monkeypatch, where):
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
 
 
+def test_stalled_bounds_end_the_fit_and_say_so(monkeypatch):
+    """When no partition bound can rise any more (here: none is tried) and the exact search
+    does not fit, the portfolio returns before its budget, saying why."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_deepice, "_STALLED_PARTITIONS", 0)
+    monkeypatch.setattr(_deepice, "PLANE_RATE", 1e-9)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(150, 2))
+    y = ((X**2).sum(axis=1) + 0.8 * rng.normal(size=150) > 1.2).astype(int)
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=3600, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="bounds stalled"):
+        clf.fit(X, y)
+    assert clf.stop_reason_ == "bounds stalled" and not clf.is_optimal_
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+
+
 def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
     rng = np.random.default_rng(1)
@@ -270,7 +286,7 @@ def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):
         clf = DeepICEMaxoutClassifier(n_hyperplanes=3, time_limit=2, random_state=0,
                                       device="cpu").fit(X, y)
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_ >= 0
-    assert clf.is_optimal_ or clf.stop_reason_ == "time_limit"
+    assert clf.is_optimal_ or clf.stop_reason_ in ("time_limit", "bounds stalled")
     assert clf.gap_ == (clf.training_errors_ - clf.lower_bound_) / max(clf.training_errors_, 1)
 
 

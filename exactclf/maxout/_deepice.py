@@ -184,7 +184,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         ``"exact"``, ``"coreset"`` or ``"portfolio"``.
     stop_reason_ : str or None
         Why a search stopped early (``"time_limit"``, ``"interrupted"``, ``"max_candidates"``,
-        or a margin float64 cannot realize), None if none did.
+        ``"bounds stalled"``: the portfolio's partition bounds stopped rising before the
+        budget was spent, or a margin float64 cannot realize), None if none did.
     device_ : str
         The backend used by the exact search (``"cpu"`` or ``"gpu"``).
     classes_, n_features_in_, feature_names_in_
@@ -488,9 +489,11 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             for r in results.values():
                 r.stop_reason = "interrupted"
             return results
-        for r in results.values():  # a polarity still open ran out of budget
+        # a polarity still open ran out of budget, or its partition bounds stopped rising
+        why = "time_limit" if left() <= 0 else "bounds stalled"
+        for r in results.values():
             if r.lower < incumbent() and r.stop_reason is None:
-                r.stop_reason = "time_limit"
+                r.stop_reason = why
         return results
 
     def _bounds(self, Z, data, K, results, order, until, seed, say):
