@@ -238,6 +238,47 @@ def test_package_full_lp_matches_the_definition(K):
                                                                                      abs=1e-8)
 
 
+def test_box_on_a_flat_optimal_face_ends_the_generation():
+    """ReLU features of random labels leave directions of zero cost, where the simplex may
+    stop at the box's bound without the box mattering: the box must not grow without end
+    (it grew to 1e17 and HiGHS failed), and R* is the full LP's."""
+    rng = np.random.default_rng(20)
+    n, d, K = int(rng.integers(10, 120)), int(rng.integers(1, 5)), int(rng.integers(2, 5))
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, K, size=n)
+    clf = MRCCCG(phi="relu", n_components=10, n_max=int(rng.integers(1, 30)),
+                 **{**EXACT, "random_state": 20}).fit(X, y)
+    assert clf.n_iter_ < 30 and clf.gap_ <= 1e-8
+    assert abs(clf.upper_ - _full_lp_R(clf, X, y)) < 1e-7
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_awkward_data_against_the_full_lp(seed):
+    """Integer grids, duplicated rows, huge offsets with tiny spreads, collinear features,
+    random labels, each feature map, few rows per iteration: the certificate brackets the
+    full LP's R* (built from the definition) and meets it."""
+    rng = np.random.default_rng(seed)
+    n, d, K = int(rng.integers(10, 90)), int(rng.integers(1, 5)), int(rng.integers(2, 5))
+    X = rng.normal(size=(n, d))
+    kind = seed % 5
+    if kind == 1:
+        X = np.round(2 * X)
+    elif kind == 2:
+        X = np.repeat(X[: n // 3 + 1], 3, axis=0)[:n]
+    elif kind == 3:
+        X = 1e6 + 1e-6 * X
+    elif kind == 4:
+        X[:, 0] = 2.0 * X[:, -1]
+    y = rng.integers(0, K, size=len(X))
+    if len(np.unique(y)) < 2:
+        y[:2] = [0, 1]
+    phi = ("linear", "fourier", "relu")[seed % 3]
+    clf = MRCCCG(phi=phi, n_components=10, n_max=int(rng.integers(1, 30)), **EXACT).fit(X, y)
+    R_star = _full_lp_R(clf, X, y)
+    assert clf.lower_ - 1e-7 <= R_star <= clf.upper_ + 1e-7
+    assert clf.upper_ - R_star < 1e-6
+
+
 def test_deleted_rows_keep_the_certificates_exact():
     """Inactive rows are deleted from the LP (and the box step moves its bounds), yet every
     iterate's dual bound stays below R*, lower_ is the best of them and R* is exact."""

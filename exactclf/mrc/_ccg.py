@@ -61,10 +61,11 @@ and the rows generated there are mostly deleted again. So every solve keeps ``mu
 around the best iterate so far (``mu1_j <= max(c_j, 0) + r_j``, ``mu2_j <= max(-c_j, 0) +
 r_j``: column bounds, which the dual simplex re-solves warm), with ``r_j`` the radius over
 feature ``j``'s largest ``|Phi_j|``, so that a step moves any score by at most the radius
-per feature. The radius doubles after every solve at which the box binds, so it stops
-binding after finitely many solves (the restricted LPs have finitely many vertices), and the
-generation never ends while it binds: an LP point strictly inside the box is the restricted
-LP's optimum, as without the box. The certificates do not depend on it: ``upper_`` is
+per feature. The box binds where a column sits at its bound with a negative reduced cost
+(lifting the bound would lower the LP value; at a zero reduced cost, on a flat optimal face,
+it would not). The radius doubles after every solve at which the box binds, the generation
+never ends while it binds (an LP point where no bound binds is the restricted LP's
+optimum, as without the box), and after 30 doublings the box is dropped. The certificates do not depend on it: ``upper_`` is
 ``R(mu)`` evaluated exactly, and the dual bound uses the row duals only (the box's duals
 show up as dual infeasible features, which the mixing repairs). Measured in
 ``benchmarks/results/mrc_vs_baselines.txt`` with ``n_max=200``: make_classification,
@@ -100,9 +101,11 @@ __all__ = ["mrc_ccg", "CCGResult"]
 _DROP_AFTER = 3
 #: box step: every LP solve keeps mu within this radius of the best iterate, in units of
 #: score (feature j moves by at most radius / max_i |Phi_j(x_i)|); the radius grows by
-#: _BOX_GROWTH after every solve at which the box binds
+#: _BOX_GROWTH after every solve at which the box binds, and after _BOX_GROWTHS growths the
+#: box is dropped (radii near the float64 range would make the LP meaningless)
 _BOX_RADIUS = 0.1
 _BOX_GROWTH = 2.0
+_BOX_GROWTHS = 30
 
 
 @dataclass
@@ -240,17 +243,19 @@ def mrc_ccg(
     unit = np.kron(np.abs(B).max(axis=0), col_top)
     unit = np.where(unit > 0.0, unit, 1.0)
     radius = _BOX_RADIUS
+    growths = 0
     center = np.zeros(m)
 
     def set_box():
-        """Bound mu1, mu2 of the active features to the box around ``center``; returns the
-        columns and their upper bounds."""
-        r = radius / unit[active]
-        c = center[active]
-        ub = np.empty(2 * len(active))
-        ub[0::2] = np.maximum(c, 0.0) + r
-        ub[1::2] = np.maximum(-c, 0.0) + r
+        """Bound mu1, mu2 of the active features to the box around ``center`` (no bound
+        once the box is dropped); returns the columns and their upper bounds."""
         cols = np.arange(1, 1 + 2 * len(active))
+        ub = np.full(2 * len(active), np.inf)
+        if radius is not None:
+            r = radius / unit[active]
+            c = center[active]
+            ub[0::2] = np.maximum(c, 0.0) + r
+            ub[1::2] = np.maximum(-c, 0.0) + r
         lp.set_col_bounds(cols, np.zeros(len(cols)), ub)
         return cols, ub
 
@@ -312,9 +317,14 @@ def mrc_ccg(
             if best is None or ev.R < best[0]:
                 best = (ev.R, mu.copy(), ev.nu)
             R_hist.append(ev.R)
-            binds = bool(np.any(res.x[box_cols] >= box_ub * (1.0 - 1e-9)))
+            # the box binds where a column sits at its bound with a negative reduced cost
+            # (at zero, e.g. on a flat optimal face, lifting the bound gains nothing)
+            at_bound = res.x[box_cols] >= box_ub * (1.0 - 1e-9)
+            binds = radius is not None and bool(np.any(at_bound & (res.col_dual[box_cols]
+                                                                   < -tol)))
             if binds:
-                radius *= _BOX_GROWTH
+                growths += 1
+                radius = radius * _BOX_GROWTH if growths < _BOX_GROWTHS else None
             center = best[1]
 
             # constraints: the n_max most violated samples (ties: lowest index), each with
@@ -379,8 +389,9 @@ def mrc_ccg(
                     f"[MRCCCG] iter {it:4d}  LP {res.objective:.8f}  R(mu) {ev.R:.8f}  "
                     f"lower {lower:.8f}  max violation {max_viol:.2e}  simplex iterations "
                     f"{res.iterations}  LP rows {lp.n_rows}  features {len(active)}/{m}  "
-                    f"+rows {len(new_idx)}  -rows {n_deleted}  +features {len(new_feats)}  "
-                    f"box {radius:g}{' (binds)' if binds else ''}"
+                    f"+rows {len(new_idx)}  -rows {n_deleted}  +features {len(new_feats)}"
+                    + ("  no box" if radius is None
+                       else f"  box {radius:g}{' (binds)' if binds else ''}")
                 )
             if not new_idx and len(new_feats) == 0:
                 if binds:  # the restricted LP's optimum may lie outside the box

@@ -58,6 +58,8 @@ class LPResult:
     iterations: int
     row_basic: np.ndarray
     time_limit_reached: bool = False
+    #: reduced costs of the columns (< 0 at an upper bound: raising it would lower the value)
+    col_dual: np.ndarray | None = None
 
 
 def _clip_tol(tol: float, lo: float) -> float:
@@ -183,6 +185,7 @@ class HighsLP:
             np.array(sol.row_dual, dtype=np.float64), float(info.objective_function_value),
             int(info.simplex_iteration_count), row_basic,
             status == self._highspy.HighsModelStatus.kTimeLimit,
+            np.array(sol.col_dual, dtype=np.float64),
         )
 
 
@@ -327,13 +330,15 @@ class GurobiLP:
             row_basic = np.array([bool(np.all(cbasis[c] == 0)) for c in self._row_cons],
                                  dtype=bool)
             obj = float(m.ObjVal)
+            rc = np.array(m.getAttr("RC", self._vars), dtype=np.float64)
         else:
             x = np.zeros(self.n_cols)
             dual = np.zeros(self.n_rows)
             row_basic = np.zeros(self.n_rows, dtype=bool)
             obj = float("nan")
+            rc = np.zeros(self.n_cols)
         return LPResult(names.get(status, f"Gurobi status {status}"), bool(optimal), x, dual,
-                        obj, int(m.IterCount), row_basic, status == gp.GRB.TIME_LIMIT)
+                        obj, int(m.IterCount), row_basic, status == gp.GRB.TIME_LIMIT, rc)
 
 
 class GurobiFallbackLP:
