@@ -64,12 +64,12 @@ feature ``j``'s largest ``|Phi_j|``, so that a step moves any score by at most t
 per feature. The box binds where a column sits at its bound with a negative reduced cost
 (lifting the bound would lower the LP value; at a zero reduced cost, on a flat optimal face,
 it would not). The radius doubles after every solve at which the box binds, the generation
-never ends while it binds (an LP point where no bound binds is the restricted LP's
-optimum, as without the box), and after 30 doublings the box is dropped. The certificates do not depend on it: ``upper_`` is
-``R(mu)`` evaluated exactly, and the dual bound uses the row duals only (the box's duals
-show up as dual infeasible features, which the mixing repairs). Measured in
-``benchmarks/results/mrc_vs_baselines.txt`` with ``n_max=200``: make_classification,
-5 classes, about twice as fast; the Fourier datasets 10-40 % faster.
+never ends while it binds (an LP point where no bound binds is the restricted LP's optimum,
+as without the box), and after 30 doublings the box is dropped. The certificates do not
+depend on it: ``upper_`` is ``R(mu)`` evaluated exactly, and the dual bound uses the row
+duals only (the box's duals show up as dual infeasible features, which the mixing
+repairs). Measured in ``benchmarks/results/mrc_vs_baselines.txt`` with ``n_max=200``:
+make_classification, 5 classes, about twice as fast; the Fourier datasets 10-40 % faster.
 
 Why this form (measured on ai4i, 10000 samples, 400 random Fourier features, so dense rows):
 the LP dual of the above (generated constraints as columns, features as rows: a smaller basis)
