@@ -289,6 +289,22 @@ def test_thin_strips_are_resolved_not_projected(seed, gap):
         assert clf.is_optimal_
 
 
+@pytest.mark.parametrize("gap", [3e-15, 1e-15])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_strips_at_the_rounding_level_are_not_certified(seed, gap):
+    """Two lines a few ulps apart, still separable by a line in float64: the frame drops that
+    direction as rounding, so the fit on the projection (13-16 errors) must not claim to be
+    optimal (it did)."""
+    X, y = _thin_strip(seed, gap)
+    for est in (ICEClassifier(), DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf = est.fit(X, y)
+        assert clf.training_errors_ == (clf.predict(X) != y).sum()
+        assert clf.is_optimal_ == (clf.training_errors_ == 0)
+        assert clf.lower_bound_ == 0
+
+
 @pytest.mark.parametrize("seed", [0, 3])
 def test_thin_points_are_not_certified(seed):
     """Beyond the condition number the searches resolve, a fit with errors says it is not
