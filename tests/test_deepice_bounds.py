@@ -39,6 +39,14 @@ def _instance(seed, n_max=7):
     return rng, Z, wpos, wneg
 
 
+def _noisy_disk(seed, n, noise):
+    """Points in 2-D labelled by a disk whose radius is blurred by ``noise``."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = ((X**2).sum(axis=1) + noise * rng.normal(size=n) > 1.2).astype(int)
+    return X, y
+
+
 def test_spatial_blocks_partition_the_points():
     rng = np.random.default_rng(0)
     for d in (1, 2, 3):
@@ -161,9 +169,7 @@ def test_portfolio_proves_by_its_exact_search(monkeypatch):
     monkeypatch.setattr(_deepice, "partition_bound", lambda *a, start, **k: start)
     monkeypatch.setattr(_deepice, "coreset_union", lambda *a, **k: dataclasses.replace(
         coreset_union(*a, **k), lower_bound=0.0))
-    rng = np.random.default_rng(8)
-    X = rng.normal(size=(40, 2))
-    y = ((X**2).sum(axis=1) + 0.3 * rng.normal(size=40) > 1.2).astype(int)
+    X, y = _noisy_disk(8, 40, 0.3)
     exact = DeepICEMaxoutClassifier(method="exact", device="cpu").fit(X, y)
     clf = DeepICEMaxoutClassifier(time_limit=60, random_state=0, device="cpu").fit(X, y)
     assert clf.is_optimal_ and clf.lower_bound_method_ == "exact"
@@ -205,9 +211,7 @@ def test_ctrl_c_during_the_portfolio(monkeypatch, at):
     warns, and returns a network that realizes its errors above a valid bound."""
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
     calls = _counting_kernel(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGINT), at=at)
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 2))
-    y = ((X**2).sum(axis=1) + 0.5 * rng.normal(size=200) > 1.2).astype(int)
+    X, y = _noisy_disk(0, 200, 0.5)
     clf = DeepICEMaxoutClassifier(time_limit=600, random_state=0, device="cpu")
     with pytest.warns(RuntimeWarning, match="interrupted"), \
             pytest.warns(ConvergenceWarning, match="interrupted"):
@@ -226,9 +230,7 @@ def test_ctrl_c_during_the_linear_seed(monkeypatch):
         return dataclasses.replace(real(*args, **kwargs), stop_reason="interrupted")
 
     monkeypatch.setattr(_deepice, "solve_portfolio", interrupted)
-    rng = np.random.default_rng(2)
-    X = rng.normal(size=(120, 2))
-    y = ((X**2).sum(axis=1) + 0.5 * rng.normal(size=120) > 1.2).astype(int)
+    X, y = _noisy_disk(2, 120, 0.5)
     clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=60, random_state=0)
     with pytest.warns(ConvergenceWarning, match="interrupted"):
         clf.fit(X, y)
@@ -250,9 +252,7 @@ def test_ctrl_c_in_a_local_search_ends_the_fit(monkeypatch, where):
         return planes, value, True
 
     monkeypatch.setattr(_deepice if where == "grow" else _coreset, "refine", interrupted)
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(150, 2))
-    y = ((X**2).sum(axis=1) + 0.5 * rng.normal(size=150) > 1.2).astype(int)
+    X, y = _noisy_disk(3, 150, 0.5)
     clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=20, random_state=0)
     with pytest.warns(ConvergenceWarning, match="interrupted"):
         clf.fit(X, y)
@@ -266,9 +266,7 @@ def test_stalled_bounds_end_the_fit_and_say_so(monkeypatch):
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
     monkeypatch.setattr(_deepice, "_STALLED_PARTITIONS", 0)
     monkeypatch.setattr(_deepice, "PLANE_RATE", 1e-9)
-    rng = np.random.default_rng(4)
-    X = rng.normal(size=(150, 2))
-    y = ((X**2).sum(axis=1) + 0.8 * rng.normal(size=150) > 1.2).astype(int)
+    X, y = _noisy_disk(4, 150, 0.8)
     clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=3600, random_state=0)
     with pytest.warns(ConvergenceWarning, match="bounds stalled"):
         clf.fit(X, y)
@@ -278,9 +276,7 @@ def test_stalled_bounds_end_the_fit_and_say_so(monkeypatch):
 
 def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(300, 2))
-    y = ((X**2).sum(axis=1) + 0.8 * rng.normal(size=300) > 1.2).astype(int)
+    X, y = _noisy_disk(1, 300, 0.8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = DeepICEMaxoutClassifier(n_hyperplanes=3, time_limit=2, random_state=0,
