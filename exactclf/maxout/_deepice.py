@@ -87,6 +87,13 @@ class _PolarityResult:
     block_seconds: float = math.inf  # ... and the predicted seconds of one of its blocks
 
 
+def _linear_bound(res) -> tuple[float, str]:
+    """The proven bound of a linear portfolio result and how it was proven: its value when
+    complete (the IIS cover within its relative tolerance, as ICEClassifier takes it), else
+    its lower bound."""
+    return (res.value, "exact") if res.complete else (res.lower_bound, "linear")
+
+
 class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     """Two-layer maxout network with the provably minimal number of training errors.
 
@@ -452,8 +459,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                 side = linear.positive if polarity == searches[0][0] else ~linear.positive
                 if K == 1:  # the linear problem itself: its plane and its proven bound
                     self._adopt(Z, [side], want_w, other_w, results[polarity])
-                    lower, how = ((linear.value, "exact") if linear.complete
-                                  else (linear.lower_bound, "linear"))
+                    lower, how = _linear_bound(linear)
                     if lower > results[polarity].lower:
                         results[polarity].lower, results[polarity].bound_method = lower, how
                     continue
@@ -653,10 +659,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                                   max_candidates=self.max_candidates, time_limit=time_limit,
                                   n_jobs=n_jobs, verbose=self.verbose)
             sets, n_eval, n_tuples = [res.positive], res.n_candidates, 0
-            # complete: proven optimal (the IIS cover within its relative tolerance, as
-            # ICEClassifier takes it)
-            lower, how = ((res.value, "exact") if res.complete
-                          else (res.lower_bound, "linear"))
+            lower, how = _linear_bound(res)
         else:
             problem = prepare_union(Z, want_w, other_w, K, self.max_candidates)
             res = exact_union(Z, want_w, other_w, K, backend=backend, upper_bound=upper_bound,

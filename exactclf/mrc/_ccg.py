@@ -227,10 +227,12 @@ def mrc_ccg(
     is_active = np.zeros(m, dtype=bool)
     is_active[active] = True
 
+    # the largest |psi_j| of every column: the box step's unit (below) and the rounding scale
+    col_top = (np.asarray(abs(Psi).max(axis=0).todense()).ravel() if sparse
+               else np.abs(Psi).max(axis=0))
     # z of a coordinate with lambda = 0 is a weighted mean of psi values: in exact arithmetic 0
     # at a dual optimum, in floating point a rounding error far below this
-    top = abs(Psi).max() if sparse else np.abs(Psi).max()
-    zero_tol = 1e-12 * max(float(top), 1e-300)
+    zero_tol = 1e-12 * max(float(col_top.max()), 1e-300)
 
     lp = make_lp(lp_solver, tol=tol, verbose=verbose)
     # column 0: nu (free); columns 1 + 2p, 2 + 2p: mu1, mu2 of feature active[p]
@@ -238,8 +240,6 @@ def mrc_ccg(
                 np.full(1 + 2 * len(active), np.inf))
 
     # the box step (module docstring): a feature's unit is its largest |Phi_j|
-    col_top = (np.asarray(abs(Psi).max(axis=0).todense()).ravel() if sparse
-               else np.abs(Psi).max(axis=0))
     unit = np.kron(np.abs(B).max(axis=0), col_top)
     unit = np.where(unit > 0.0, unit, 1.0)
     radius = _BOX_RADIUS

@@ -299,10 +299,9 @@ class GurobiLP:
 
     def set_col_bounds(self, cols, lb, ub) -> None:
         inf = self._gp.GRB.INFINITY
-        for j, lo, hi in zip(cols, lb, ub, strict=True):
-            v = self._vars[int(j)]
-            v.LB = -inf if np.isinf(lo) else float(lo)
-            v.UB = inf if np.isinf(hi) else float(hi)
+        chosen = [self._vars[int(j)] for j in cols]
+        self._m.setAttr("LB", chosen, np.clip(np.asarray(lb, np.float64), -inf, inf).tolist())
+        self._m.setAttr("UB", chosen, np.clip(np.asarray(ub, np.float64), -inf, inf).tolist())
 
     def solve(self, method: str | None = None, time_limit: float | None = None) -> LPResult:
         gp = self._gp
