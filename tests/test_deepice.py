@@ -187,14 +187,17 @@ def _slow_instance():
     return rng.normal(size=(30, 2)), rng.integers(0, 2, 30)
 
 
-def _counting_kernel(monkeypatch, action=None, at=3):
-    """Replace the bounded kernel by a counting wrapper that runs ``action`` at call ``at``."""
+def _counting_kernel(monkeypatch, action=None, at=3, pause=0.0):
+    """Replace the bounded kernel by a counting wrapper that runs ``action`` at call ``at``
+    and sleeps ``pause`` seconds in every call (so that a count of calls does not depend on
+    how fast a pruned piece of work happens to finish)."""
     calls, kernel = [], _exact.union_search_steps
 
     def wrapped(*args):
         calls.append(args[-1])  # max_steps: every call must be bounded
         if len(calls) == at and action is not None:
             action()
+        time.sleep(pause)
         return kernel(*args)
 
     monkeypatch.setattr(_exact, "union_search_steps", wrapped)
@@ -237,7 +240,9 @@ def test_ctrl_c_during_the_coreset_heuristic(monkeypatch):
 def test_time_limit_is_checked_between_bounded_kernel_calls(monkeypatch):
     """The deadline passes during the third kernel call (it sleeps past it): the search
     stops after it, instead of finishing a chunk of K-tuples that would take hours."""
-    calls = _counting_kernel(monkeypatch, lambda: time.sleep(0.3))
+    # every call takes at least 2 ms: the second polarity, left with the minimum budget of
+    # 1 ms, cannot pass many heavily pruned pieces before its deadline check
+    calls = _counting_kernel(monkeypatch, lambda: time.sleep(0.3), pause=0.002)
     X, y = _slow_instance()
     with pytest.warns(ConvergenceWarning, match="time_limit"):
         clf = DeepICEMaxoutClassifier(n_hyperplanes=10, method="exact", time_limit=0.2,
