@@ -14,6 +14,7 @@ from ._geometry import AffineFrame, affine_frame
 __all__ = [
     "BinaryData",
     "validate_binary",
+    "check_count_weights",
     "merge_duplicates",
     "reset_fitted",
     "BinaryClassifierMixin",
@@ -50,6 +51,51 @@ def merge_duplicates(
     wpos = np.bincount(inverse, weights=sample_weight * y_pos, minlength=len(U))
     wneg = np.bincount(inverse, weights=sample_weight * ~y_pos, minlength=len(U))
     return U, wpos, wneg, inverse
+
+
+def check_count_weights(weights, who: str) -> None:
+    """Refuse weights that an exact count of errors cannot hold.
+
+    An exact search that counts errors in integers (bitsets with ``int64`` totals) needs
+    integer weights, and the totals it compares exact: every partial sum of integer weights
+    is exact in ``float64`` (and far from ``int64``'s overflow) while the total stays below
+    ``2**53``; beyond it the counts round or wrap, and a minimum could not be certified.
+
+    Parameters
+    ----------
+    weights : array-like of shape (n_samples,)
+        Non-negative finite sample weights.
+    who : str
+        What counts them, for the message.
+
+    Raises
+    ------
+    ValueError
+        If a weight is not an integer or the weights total ``2**53`` or more.
+
+    Examples
+    --------
+    >>> check_count_weights([1, 2, 3], "the search")
+    >>> check_count_weights([2.0**52, 2.0**52], "the search")
+    Traceback (most recent call last):
+    ...
+    ValueError: the search counts errors exactly in integers: the sample weights must ...
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if np.any(w % 1):
+        raise ValueError(
+            f"{who} needs integer sample weights (counts): it counts errors exactly in "
+            "integers."
+        )
+    # rounding is monotone and 2**53 is a float64, so the float64 sum reaches 2**53
+    # exactly when the true total does: the test is exact although the sum may not be
+    total = float(w.sum())
+    if total >= 2.0**53:
+        raise ValueError(
+            f"{who} counts errors exactly in integers: the sample weights must total less "
+            f"than 2**53 ({2.0**53:.1e}); they total {total:.1e}. Divide them by a common "
+            "factor (their scale does not change the optimal model)."
+        )
 
 
 @dataclass
@@ -116,14 +162,21 @@ class BinaryClassifierMixin(ClassifierMixin):
         check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
+    def _training_errors(self, data: BinaryData) -> float:
+        """The weighted training errors of the fitted model, as ``predict`` makes them."""
+        return float(data.sample_weight[self.predict(data.X) != data.y].sum())
+
     def _realized_errors(self, data: BinaryData, expected: float) -> float:
         """The weighted training errors of the fitted model, checked against the search's
         ``expected``; on points too thin for the frame (not certified anyway) the model's
         arithmetic in the original units may differ from the frame's, and its own errors
         are the answer."""
-        realized = float(data.sample_weight[self.predict(data.X) != data.y].sum())
+        realized = self._training_errors(data)
+        # the two sums differ by rounding, relative to the total weight (an absolute
+        # tolerance would accept any value when the weights are small)
+        atol = 1e-12 * float(data.sample_weight.sum())
         if data.frame.certifiable and not np.isclose(realized, expected, rtol=1e-12,
-                                                     atol=1e-9):
+                                                     atol=atol):
             raise RuntimeError(
                 f"internal error: the fitted {type(self).__name__} makes {realized} training "
                 f"errors, its search found {expected}; please report this data"

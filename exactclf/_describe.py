@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
@@ -21,6 +22,20 @@ MRC_UPPER_MEANING = (
     "expectations match the training data's (within lambda); it is not the error rate of "
     "the deterministic predict, nor a bound on new data"
 )
+
+
+def _number(x: float) -> str:
+    """``x`` exactly, as briefly as it reads back as the same float64 (``3``, ``0.1``,
+    ``1700000050.25``): a count of errors printed to six digits is not the count."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _bound(x: float, up: bool) -> str:
+    """``x`` to 4 decimals, rounded outward (``up`` for an upper bound): a bound rounded to
+    nearest can claim more than was proven."""
+    return str(Decimal(float(x)).quantize(Decimal("0.0001"),
+                                          rounding=ROUND_CEILING if up else ROUND_FLOOR))
 
 
 def _estimator(model):
@@ -36,7 +51,8 @@ def certificate(model) -> str:
 
     est = _estimator(model)
     if isinstance(est, MRCCCG):
-        text = f"worst-case risk <= {est.upper_:.4f} (randomized rule, training inputs)"
+        text = (f"worst-case risk <= {_bound(est.upper_, up=True)} (randomized rule, "
+                "training inputs)")
         return text if est.converged_ else text + "; NOT converged (max_iter)"
     if hasattr(est, "dual_gap_"):
         if est.is_optimal_:
@@ -48,21 +64,34 @@ def certificate(model) -> str:
     if hasattr(est, "is_optimal_") and hasattr(est, "lower_bound_"):
         if est.is_optimal_:
             return "proven optimal"
-        return (f"NOT proven optimal: the optimum is between {est.lower_bound_:g} and "
-                f"{est.training_errors_:g} training errors")
+        return (f"NOT proven optimal: the optimum is between {_number(est.lower_bound_)} and "
+                f"{_number(est.training_errors_)} training errors")
     return ""
 
 
+def _name(name: str) -> str:
+    """A column name as a rule prints it: bare when it reads as one word, else quoted (a
+    name such as ``income, k$`` or ``x - 1`` would run into the rule around it)."""
+    if name.isidentifier() and name.lower() not in {"inf", "infinity", "nan"}:
+        return name
+    return repr(name)
+
+
 def _linear_form(w: np.ndarray, b: float, names: Sequence[str]) -> str:
-    terms = [f"{c:+.6g}*{n}" for c, n in zip(w, names, strict=True) if c != 0]
-    return " ".join(terms + [f"{b:+.6g}"])
+    """``w . x + b`` as text whose numbers read back as the model's own float64 values:
+    evaluated as printed, in float64, it is the model's score up to the rounding of the sum.
+    (Rounded to six digits, the coefficient of a Unix time, about 1.7e9, moves the boundary
+    by more than a spread of 100 s, and the rule misclassifies what the model does not.)"""
+    terms = [f"{float(c):+}*{_name(n)}" for c, n in zip(w, names, strict=True) if c != 0]
+    return " ".join(terms + [f"{float(b):+}"])
 
 
 def _mrc_lines(model) -> list[str]:
-    bracket = (f"; the minimax risk R* is in [{model.lower_:.4f}, {model.upper_:.4f}]"
+    upper = _bound(model.upper_, up=True)
+    bracket = (f"; the minimax risk R* is in [{_bound(model.lower_, up=False)}, {upper}]"
                if math.isfinite(model.lower_) else "")
     lines = [f"minimax risk classifier over {len(model.classes_)} classes, {model.n_iter_} "
-             f"LP solves; certified worst-case risk upper_ = {model.upper_:.4f}{bracket}",
+             f"LP solves; certified worst-case risk upper_ <= {upper}{bracket}",
              f"    ({MRC_UPPER_MEANING})"]
     if not model.converged_:
         lines.append("NOT converged: max_iter stopped the constraint generation; upper_ holds "
@@ -80,24 +109,29 @@ def describe_model(model, names: Sequence[str]) -> str:
     if isinstance(model, ICEClassifier):
         lines += [f"predict {c[1]!r} if  {_linear_form(model.coef_[0], model.intercept_[0], names)}"
                   f"  > 0,  else {c[0]!r}",
-                  f"training errors: {model.training_errors_:g} ({certificate(model)})"]
+                  f"training errors: {_number(model.training_errors_)} ({certificate(model)})"]
     elif isinstance(model, DeepICEMaxoutClassifier):
         inside, other = (c[1], c[0]) if model.polarity_ == 1 else (c[0], c[1])
         lines.append(f"predict {inside!r} if ANY of:")
         lines += [f"    {_linear_form(h[:-1], h[-1], names)}  > 0" for h in model.hyperplanes_]
         lines += [f"else {other!r}",
-                  f"training errors: {model.training_errors_:g} ({certificate(model)})"]
+                  f"training errors: {_number(model.training_errors_)} ({certificate(model)})"]
     elif isinstance(model, ThresholdNetLasso):
         lines.append(f"threshold network, {model.n_neurons_} neurons (layer sizes "
                      f"{[w.shape[1] for w in model.hidden_coefs_]}); objective "
                      f"{model.objective_:.6g}, {certificate(model)}")
         if len(model.hidden_coefs_) == 1:
             W, b = model.hidden_coefs_[0], model.hidden_intercepts_[0]
+            lines.append(f"predict {c[1]!r} if the sum of these terms > 0, else {c[0]!r}:"
+                         if len(c) == 2 else
+                         f"predict the class of the largest sum of these terms, one weight "
+                         f"per class {c}:")
             for k in range(min(W.shape[1], 20)):
-                out_w = ", ".join(f"{v:+.4g}" for v in np.atleast_2d(model.coef_)[:, k])
+                out_w = ", ".join(f"{float(v):+}" for v in np.atleast_2d(model.coef_)[:, k])
                 lines.append(f"    [{out_w}] * 1{{ {_linear_form(W[:, k], b[k], names)} >= 0 }}")
             if W.shape[1] > 20:
-                lines.append(f"    ... {W.shape[1] - 20} more")
+                lines.append(f"    ... {W.shape[1] - 20} more terms, not shown (the saved "
+                             "model has them)")
     elif isinstance(model, MRCCCG):
         lines += _mrc_lines(model)
     elif isinstance(model, NGDClassifier):

@@ -22,6 +22,7 @@ import itertools
 import numpy as np
 
 from ._combinatorics import n_combinations, unrank_batch
+from ._fit_guard import off_main
 from ._geometry import (
     COPLANAR_RTOL,
     affine_frame,
@@ -52,7 +53,8 @@ def hyperplanes(Z: np.ndarray, max_subsets: int | None = None):
         total = min(total, max_subsets)
     for r0 in range(0, total, _BATCH):
         combos = unrank_batch(r0, min(_BATCH, total - r0), n, d)
-        codes, ok = batch_leaf_sides(Xh, nrm, combos, COPLANAR_RTOL)
+        # off the main thread: Ctrl-C there would surface from this kernel as a SystemError
+        codes, ok = off_main(batch_leaf_sides, Xh, nrm, combos, COPLANAR_RTOL)
         for j in np.flatnonzero(ok & (np.count_nonzero(codes == 0, axis=1) > d)):
             on = np.flatnonzero(codes[j] == 0)
             ok[j] = is_canonical_basis(Xh, combos[j], on)

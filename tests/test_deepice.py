@@ -14,12 +14,14 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from exactclf import DeepICEMaxoutClassifier
 from exactclf._backend import REFERENCE
 from exactclf._backend._cpu_union import search_index, union_search_cpu, union_search_steps
+from exactclf._base import validate_binary
 from exactclf._dichotomies import dichotomies
-from exactclf._separator import UnrealizableLabeling
-from exactclf.datasets import load_voicepath
+from exactclf._separator import UNREALIZABLE_MARGIN, UnrealizableLabeling
+from exactclf.datasets import load_deepice_caesarian, load_voicepath
 from exactclf.linear import _min01
 from exactclf.maxout import _deepice, _exact
-from exactclf.maxout._exact import exact_union, union_errors
+from exactclf.maxout._coreset import CoresetResult, realize_on
+from exactclf.maxout._exact import exact_union, realize_union, union_errors, union_on
 
 
 def _errors(clf, X, y, w=None):
@@ -430,3 +432,99 @@ def test_generated_awkward_inputs_against_brute_force(seed):
         assert clf.training_errors_ == _errors(clf, X, y, ww)
         assert clf.lower_bound_ <= clf.training_errors_
         assert clf.is_optimal_ and clf.training_errors_ == best
+
+
+def test_weights_an_integer_count_cannot_hold_are_refused():
+    """The bitset kernel counts in int64 and the candidates' covers in float64: weights near
+    2**60 overflowed it into a bare AssertionError. Totals from 2**53 on are refused with
+    what to do; just below, the counts are exact (the unit-weight optimum, scaled)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    y[:3] = 1 - y[:3]  # no union of two half-spaces fits: the optimum is not zero
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu")
+    scale = 2**48  # 20 * 2**48 < 2**53
+    at_limit = np.full(20, scale)
+    at_limit[0] = 2**53 - 19 * scale
+    for w in (np.full(20, 2**60), at_limit):
+        with pytest.raises(ValueError, match=r"less than 2\*\*53.*Divide them"):
+            clf.fit(X, y, sample_weight=w)
+        assert not hasattr(clf, "classes_")
+    unit = clf.fit(X, y).training_errors_
+    assert unit > 0
+    big = clf.fit(X, y, sample_weight=np.full(20, scale)).training_errors_
+    assert big == unit * scale == _errors(clf, X, y, np.full(20, float(scale)))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("K", [1, 2])
+def test_gpu_proves_the_cpu_optimum(K):  # pragma: no cover - needs a GPU
+    """On CuPy the array-generic kernels prove the CPU kernel's optimum."""
+    X, y = load_voicepath(return_X_y=True)
+    X, y = X[::12], y[::12]
+    cpu = DeepICEMaxoutClassifier(n_hyperplanes=K, device="cpu").fit(X, y)
+    gpu = DeepICEMaxoutClassifier(n_hyperplanes=K, device="gpu").fit(X, y)
+    assert gpu.device_ == "gpu" and gpu.is_optimal_ and cpu.is_optimal_
+    assert gpu.training_errors_ == cpu.training_errors_ == _errors(gpu, X, y)
+
+
+def test_block_planes_are_realized_on_every_point():
+    """Issue 24 item 6: the coreset heuristic realized a block's optimum on the block and
+    scored it on all the points. On integer features a max-margin plane of this block runs
+    through points 47 and 57 outside it, whose sides were rounding accidents (+8e-16 in the
+    frame, 0 in the original units): a fit scored its network 8 errors, its model made 9,
+    and it raised RuntimeError. Realized again on all the points, every point has a margin
+    and the model in the original units makes the errors it is scored with."""
+    X, y = load_deepice_caesarian(return_X_y=True)
+    data = validate_binary(DeepICEMaxoutClassifier(), X, y, None)
+    Z, want_w, other_w = data.Z, data.wpos, data.wneg
+    block = [5, 7, 11, 14, 18, 19, 25, 32, 33, 39, 43, 51, 53, 55, 59, 61, 67, 71]
+    sets = np.zeros((3, len(block)), dtype=bool)
+    sets[1, 9] = True
+    sets[2, [0, 1, 3, 6, 7, 10, 12, 13, 14, 15, 16, 17]] = True
+    planes = realize_union(Z[block], sets, want_w[block], other_w[block])[0]
+    a, b = planes[2]
+    assert np.all(np.abs(Z[[47, 57]] @ a + b) < 1e-12 * np.linalg.norm(a))
+    planes, value = realize_on(Z, planes, want_w, other_w)
+    assert all(np.abs(Z @ a + b).min() > 0.5 for a, b in planes)  # G x >= 1: margin 1/|x|
+    inside = np.any([data.U @ coef + icpt > 0
+                     for coef, icpt in (data.frame.to_original(a, b) for a, b in planes)],
+                    axis=0)
+    assert np.array_equal(inside, union_on(Z, planes))
+    assert value == other_w[inside].sum() + want_w[~inside].sum()
+
+
+def test_a_network_its_model_does_not_realize_falls_back(monkeypatch):
+    """A network scored with fewer errors than its model makes (as a plane through a point
+    scored on the frame's rounding was) no longer raises: every network is scored by the
+    errors its model makes, the best of those is returned, and optimality is not claimed
+    against the bound its search proved."""
+    X, y = load_deepice_caesarian(return_X_y=True)
+    calls = []
+
+    def empty_union(Z, want_w, other_w, K, **kwargs):
+        claimed = 0.0 if not calls else float(want_w.sum())  # polarity +1 claims none
+        calls.append(claimed)
+        return CoresetResult(claimed, [(np.zeros(Z.shape[1]), -1.0)], 0.0, 0, 1, None)
+
+    monkeypatch.setattr(_deepice, "coreset_union", empty_union)
+    with pytest.warns(ConvergenceWarning, match="float64"):
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=3, method="coreset").fit(X, y)
+    assert calls == [0.0, 31.0]  # the model of +1 makes 41 errors, that of -1 31
+    assert clf.polarity_ == -1 and clf.training_errors_ == 31.0 == _errors(clf, X, y)
+    assert clf.stop_reason_ == UNREALIZABLE_MARGIN and clf.lower_bound_ == 0.0
+    assert not clf.is_optimal_
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("random_state", [0, 1])
+def test_caesarian_portfolio_realizes_what_it_reports(random_state):
+    """Issue 24 item 6 end to end: the portfolio's network on Caesarian (K=3) raised
+    RuntimeError (8 errors scored, 9 made) with random_state=0."""
+    X, y = load_deepice_caesarian(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the budget runs out
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=3, n_jobs=-1, time_limit=60,
+                                      random_state=random_state).fit(X, y)
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+    assert clf.is_optimal_ == (clf.training_errors_ == clf.lower_bound_)

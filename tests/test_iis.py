@@ -26,7 +26,7 @@ def _check(Z, wpos, wneg, res, expected):
     assert labeling_errors(res.positive, wpos, wneg) == res.value
     assert strictly_separable(Z, res.positive)
     assert res.lower_bound <= expected + 1e-12
-    assert res.lower_bound >= expected - 2 * BOUND_RTOL * max(1.0, expected)
+    assert res.lower_bound >= expected - 2 * BOUND_RTOL * abs(expected)
 
 
 @pytest.mark.parametrize("kind", KINDS)

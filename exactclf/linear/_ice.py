@@ -13,8 +13,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
-from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
+from .._base import BinaryClassifierMixin, validate_binary
 from .._combinatorics import MAX_RANK
+from .._fit_guard import guarded_fit
 from .._geometry import THIN_POINTS
 from .._separator import UNREALIZABLE_MARGIN, UnrealizableLabeling, max_margin_separator
 from ._bounds import conflict_bound, lower_bound
@@ -102,9 +103,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         True when the search is complete: ``training_errors_`` is then the minimum over all
         affine classifiers.
     lower_bound_ : float
-        A proven lower bound on the minimum; equals ``training_errors_`` when optimal (when
-        the IIS cover proved it with non-integer weights: within a relative ``2e-6``, its
-        solver's tolerance).
+        A proven lower bound on the minimum; equals ``training_errors_`` when optimal, except
+        where the IIS cover proved it: there within a relative ``2e-6`` (its solver's
+        tolerance), which rounds up to the errors themselves for integer weights totalling
+        less than about ``5e5``.
     lower_bound_method_ : str
         How ``lower_bound_`` was obtained.
     gap_ : float
@@ -179,6 +181,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @guarded_fit
     def fit(self, X, y, sample_weight=None):
         """Find the affine classifier with the fewest weighted training errors.
 
@@ -194,12 +197,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         -------
         self : ICEClassifier
         """
-        reset_fitted(self)
-        try:
-            return self._fit(X, y, sample_weight)
-        except BaseException:
-            reset_fitted(self)  # a failed fit leaves no partial model (classes_ included)
-            raise
+        return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
         t0 = time.perf_counter()
@@ -269,7 +267,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 f"optimality is not proven (lower bound {self.lower_bound_:g}, "
                 f"gap {100 * self.gap_:.1f}%).",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         self.fit_time_ = time.perf_counter() - t0
         return self
@@ -310,7 +308,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if self.method == "exact":
             raise ValueError("ICEClassifier(method='exact'): " + msg)
         warnings.warn("ICEClassifier(method='auto') falls back to method='milp': " + msg,
-                      UserWarning, stacklevel=5)
+                      UserWarning, stacklevel=6)
         return "milp", quick
 
     def _fit_milp(self, Z, wpos, wneg, t0) -> np.ndarray:
@@ -346,7 +344,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             f"ICEClassifier interrupted during {where}: returning the best classifier found "
             "so far",
             RuntimeWarning,
-            stacklevel=6,
+            stacklevel=7,
         )
 
     # -- prediction ------------------------------------------------------------------------

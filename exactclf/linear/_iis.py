@@ -60,8 +60,25 @@ __all__ = [
 
 #: relative slack taken off every bound read from HiGHS (its tolerances); with integer costs
 #: the bound is then rounded up. Optimality is claimed when the best value is within twice
-#: this of the bound.
+#: this of the bound. Relative to the bound itself, never to 1: weights may have any units.
 BOUND_RTOL = 1e-6
+#: HiGHS's objective tolerances are absolute (a node within ``mip_feasibility_tolerance``,
+#: 1e-6, of the incumbent is pruned; reduced costs are dual feasible within 1e-7), so the
+#: master sees non-integer costs in a unit (a power of two) that makes the smallest one
+#: about ``_COST_UNIT``: those tolerances are then about 1e-9 of any non-empty cover's cost,
+#: whatever the weights' units. Integer costs stay as they are: their bound is rounded up,
+#: which absorbs errors below 1 (and HiGHS's search is slower on integer costs in thousands).
+_COST_UNIT = 1e3
+#: costs below this fraction of the largest are unit-scaled as if they were that large: they
+#: are rounding noise in the cover's cost, and their unit would push the largest costs out of
+#: the range where HiGHS's sums are accurate to its tolerances
+_COST_RANGE = 1e-6
+#: HiGHS's absolute error on a bound, in its unit: its pruning tolerance (the default
+#: ``mip_feasibility_tolerance``) and the dual feasibility tolerance of each column (an LP
+#: bound's error), to which the rounding of the cost sums is added. The unit makes it
+#: negligible against ``BOUND_RTOL`` unless the bound rests on costs below ``_COST_RANGE``
+#: of the largest; there the bound pays for it (and optimality may not be proven).
+_HIGHS_ATOL, _HIGHS_ATOL_PER_COLUMN = 1e-6, 1e-7
 
 
 @dataclass
@@ -71,9 +88,10 @@ class IISCoverResult:
     ``positive[i]`` says whether point ``i`` is on the positive side of a strict affine
     classifier; ``value`` is the weight of its errors; ``lower_bound`` is a proven lower
     bound on the optimum; ``complete`` is True when ``value`` is proven optimal (within
-    ``BOUND_RTOL``, relative, for non-integer weights). ``stop_reason`` says why an
-    incomplete solve stopped: ``"time_limit"``, ``"interrupted"`` (Ctrl-C), ``"numerical"``
-    (floating point cannot decide a subset's separability) or ``"master failed"``.
+    ``2 * BOUND_RTOL`` of ``lower_bound``, relative, for non-integer weights).
+    ``stop_reason`` says why an incomplete solve stopped: ``"time_limit"``, ``"interrupted"``
+    (Ctrl-C), ``"numerical"`` (floating point cannot decide a subset's separability) or
+    ``"master failed"``.
     """
 
     value: float
@@ -304,7 +322,9 @@ class CoverModel:
 
     ``solve(integer=True)`` is the Benders master (a MIP), ``solve(integer=False)`` its LP
     relaxation; both return ``(x, bound, optimal)`` where ``bound`` is a proven lower bound
-    on the cover's optimum.
+    on the cover's optimum (the LP's is re-evaluated from its dual point, so it holds
+    whatever HiGHS's tolerances). Costs, bounds and cutoffs are in the caller's units; HiGHS
+    works in the unit ``scale`` (see :data:`_COST_UNIT`).
 
     Examples
     --------
@@ -324,32 +344,41 @@ class CoverModel:
         self._highspy = highspy
         self.cost = np.asarray(cost, dtype=np.float64)
         self.n = len(self.cost)
+        # integer costs: the optimum is an integer, so a gap below 1 proves it; otherwise
+        # the search goes on until HiGHS's own (unit-scaled) tolerance
+        self.integral = bool(np.all(self.cost == np.round(self.cost)))
+        # a power of two: the costs and bounds convert exactly
+        self.scale = (1.0 if self.integral or not self.n else 2.0 ** math.frexp(
+            max(float(self.cost.min()), _COST_RANGE * float(self.cost.max())) / _COST_UNIT)[1])
+        self._cost = self.cost / self.scale
+        self.atol = (_HIGHS_ATOL + _HIGHS_ATOL_PER_COLUMN * self.n
+                     + np.finfo(np.float64).eps * float(self._cost.sum())) * self.scale
         h = new_highs()
         h.setOptionValue("mip_rel_gap", 0.0)
         if threads is not None:
             h.setOptionValue("threads", int(threads))
-        # integer costs: the optimum is an integer, so a gap below 1 proves it
-        self.integral = bool(np.all(self.cost == np.round(self.cost)))
-        h.setOptionValue("mip_abs_gap", 0.5 if self.integral else 1e-9)
+        h.setOptionValue("mip_abs_gap", 0.5 / self.scale if self.integral else 0.0)
         h.addVars(self.n, np.zeros(self.n), np.ones(self.n))
-        h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), self.cost)
+        h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), self._cost)
         self._h = h
         self._seen: set[tuple[int, ...]] = set()
         self.cuts: list[np.ndarray] = []
         self._integer = False
         self._floor_row: int | None = None
+        self._floor = 0.0  # in HiGHS's unit
 
     def set_floor(self, value: float) -> None:
         """Add (or raise) the row ``c.x >= value``, ``value`` a proven lower bound on the
         cover's optimum over *all* IISs: it removes no optimal cover, and it lets the MIP
         stop as soon as it finds a cover of that cost instead of proving the bound again
         at every Benders round."""
+        self._floor = value / self.scale
         if self._floor_row is None:
             self._floor_row = self._h.getNumRow()
-            self._h.addRow(value, np.inf, self.n, np.arange(self.n, dtype=np.int32),
-                           self.cost)
+            self._h.addRow(self._floor, np.inf, self.n, np.arange(self.n, dtype=np.int32),
+                           self._cost)
         else:
-            self._h.changeRowBounds(self._floor_row, value, np.inf)
+            self._h.changeRowBounds(self._floor_row, self._floor, np.inf)
 
     def add_cuts(self, cuts) -> int:
         """Add the cover rows of new IISs (duplicates are skipped); returns how many."""
@@ -369,8 +398,9 @@ class CoverModel:
         return len(new)
 
     def round_bound(self, bound: float) -> float:
-        """A solver's bound made safe (tolerance) and tight (integer costs)."""
-        slack = BOUND_RTOL * max(1.0, abs(bound))
+        """A solver's bound (caller's units) made safe (tolerance) and tight (integer
+        costs)."""
+        slack = max(BOUND_RTOL * abs(bound), self.atol)
         if self.integral:
             return float(math.ceil(bound - slack))
         return float(bound - slack)
@@ -388,7 +418,8 @@ class CoverModel:
                                     np.full(self.n, kind))
             self._integer = integer
         h.setOptionValue("time_limit", float(max(time_limit, 1e-3)) if time_limit else np.inf)
-        h.setOptionValue("objective_bound", np.inf if cutoff is None else float(cutoff))
+        h.setOptionValue("objective_bound",
+                         np.inf if cutoff is None else float(cutoff) / self.scale)
         h.run()
         status = h.getModelStatus()
         info = h.getInfo()
@@ -400,11 +431,10 @@ class CoverModel:
             # with a cutoff: no cover costs at most the cutoff; without: no cover at all
             raw = np.inf if cutoff is None else cutoff
         elif integer:
-            raw = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else 0.0
+            raw = (info.mip_dual_bound * self.scale if np.isfinite(info.mip_dual_bound)
+                   else 0.0)
         elif status == hs.HighsModelStatus.kOptimal:
-            # a dual-feasible point bounds the LP; HiGHS's duals are feasible up to
-            # tolerance, which round_bound absorbs
-            raw = info.objective_function_value
+            raw = self._dual_bound(np.asarray(h.getSolution().row_dual)) * self.scale
         else:
             raw = 0.0
         if cutoff is not None:
@@ -413,8 +443,26 @@ class CoverModel:
         bound = max(self.round_bound(raw), 0.0)
         # optimal: the returned point's own cost meets the proven bound
         optimal = bool(x is not None
-                       and self.cost @ x <= bound + 2 * BOUND_RTOL * max(1.0, bound))
+                       and self.cost @ x <= bound + 2 * BOUND_RTOL * abs(bound))
         return x, bound, optimal
+
+    def _dual_bound(self, row_dual: np.ndarray) -> float:
+        """The LP relaxation's bound at the dual point ``y = max(row_dual, 0)``, from its
+        definition: ``sum_r y_r rhs_r + sum_i min(0, c_i - (A^T y)_i)`` (``0 <= x <= 1``)
+        is at most the LP's optimum for any ``y >= 0``, however far HiGHS's reduced costs
+        are from dual feasible."""
+        y = np.maximum(row_dual, 0.0)
+        rows = np.arange(len(y))
+        value, lhs = 0.0, np.zeros(self.n)
+        if self._floor_row is not None:
+            rows = np.delete(rows, self._floor_row)
+            value += y[self._floor_row] * self._floor
+            lhs += y[self._floor_row] * self._cost
+        y_cut = y[rows]  # the cut rows, in the order of self.cuts
+        if len(self.cuts):
+            np.add.at(lhs, np.concatenate(self.cuts),
+                      np.repeat(y_cut, [len(t) for t in self.cuts]))
+        return float(value + y_cut.sum() + np.minimum(self._cost - lhs, 0.0).sum())
 
 
 # -- the solver ---------------------------------------------------------------------------
@@ -525,7 +573,7 @@ class IISCoverSolver:
 
     def done(self) -> bool:
         """Whether the incumbent is proven optimal."""
-        return self.best - self.lower <= 2 * BOUND_RTOL * max(1.0, abs(self.best))
+        return self.best - self.lower <= 2 * BOUND_RTOL * abs(self.best)
 
     def _report(self, t0: float) -> None:
         if self.verbose >= 1:
@@ -556,7 +604,7 @@ class IISCoverSolver:
         # only covers better than the incumbent matter (integer costs: by >= 1)
         extra = self.best - prob.base
         cutoff = (extra - 0.5 if master.integral
-                  else extra - BOUND_RTOL * max(1.0, abs(self.best)))
+                  else extra - BOUND_RTOL * abs(self.best))
         # no MIP start: with one, HiGHS 1.16 returned the start as "Optimal"
         x, self._pending = self._pending, None
         if x is None or prob.cost @ x > cutoff:

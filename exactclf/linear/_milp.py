@@ -18,6 +18,7 @@ Ctrl-C stops HiGHS and returns its best solution so far (``interrupted=True``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,7 +96,11 @@ def bigm_milp(
     # columns: a (d), b, t (n)
     lower = np.r_[np.full(d, -weight_bound), -b_bound, np.zeros(n)]
     upper = np.r_[np.full(d, weight_bound), b_bound, np.ones(n)]
-    cost = np.r_[np.zeros(d + 1), wneg - wpos]
+    # HiGHS's gaps and tolerances on the objective are absolute: in the unit of the largest
+    # cost, the same search runs whatever the units of the weights (a power of two: integer
+    # costs keep an exact objective)
+    unit = 2.0 ** math.frexp(float(np.abs(wneg - wpos).max(initial=0.0)))[1]
+    cost = np.r_[np.zeros(d + 1), (wneg - wpos) / unit]
     h.addVars(d + 1 + n, lower, upper)
     h.changeColsCost(d + 1 + n, np.arange(d + 1 + n, dtype=np.int32), cost)
     h.changeColsIntegrality(
@@ -125,8 +130,8 @@ def bigm_milp(
     return MILPResult(
         coef=x[:d].copy(),
         intercept=float(x[d]),
-        objective=float(info.objective_function_value + offset),
-        dual_bound=float(info.mip_dual_bound + offset),
+        objective=float(info.objective_function_value * unit + offset),
+        dual_bound=float(info.mip_dual_bound * unit + offset),
         status=h.modelStatusToString(status),
         optimal=status == highspy.HighsModelStatus.kOptimal,
         interrupted=interrupted,

@@ -35,6 +35,7 @@ from .._backend import CPU, Backend
 from .._backend._array_ice import ice_scan_array
 from .._backend._cpu_ice import ice_scan_cpu
 from .._combinatorics import MAX_RANK, n_combinations, unrank_combination
+from .._fit_guard import off_main
 from .._geometry import (
     COPLANAR_RTOL,
     affine_frame,
@@ -121,7 +122,8 @@ class _Problem:
 
     def sides(self, rank: int) -> tuple[np.ndarray, np.ndarray]:
         combo = unrank_combination(rank, self.n, self.dim)
-        codes, ok = leaf_sides(self.Xh, self.nrm, combo, COPLANAR_RTOL)
+        # off the main thread: Ctrl-C there would surface from this kernel as a SystemError
+        codes, ok = off_main(leaf_sides, self.Xh, self.nrm, combo, COPLANAR_RTOL)
         if not ok:  # pragma: no cover - the kernels never report dependent subsets
             raise RuntimeError(f"candidate {rank} does not define a hyperplane")
         return combo, codes
@@ -203,7 +205,9 @@ def _solve(Z, wpos, wneg, backend: Backend, incumbent=None, standardize=True, **
     else:
         positive = prob.labeling(out.best)
         value = labeling_errors(positive, wpos, wneg)
-        if not np.isclose(value, out.best.value, rtol=1e-12, atol=1e-9):
+        # rounding of two sums of the weights: relative to their total, not to 1
+        if not np.isclose(value, out.best.value, rtol=1e-12,
+                          atol=1e-12 * float(wpos.sum() + wneg.sum())):
             raise RuntimeError(
                 f"internal error: candidate {out.best.rank} reports {out.best.value} errors "
                 f"but its labeling has {value}"

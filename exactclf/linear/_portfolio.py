@@ -200,7 +200,8 @@ def solve_portfolio(
     slice_ = _first_slice(order[0], total, n_jobs)
 
     def proven() -> bool:
-        return best - bound.value <= 2 * BOUND_RTOL * max(1.0, abs(best))
+        # relative to the value itself: weights may have any units
+        return best - bound.value <= 2 * BOUND_RTOL * abs(best)
 
     while active and stop_reason is None and proven_by is None:
         for path in list(active):

@@ -38,6 +38,21 @@ class CoresetResult:
     stop_reason: str | None
 
 
+def realize_on(Z, planes, want_w, other_w):
+    """Planes found on a subset of ``Z`` realized again on all of it: ``(planes, value)``,
+    or None when a labeling they give ``Z`` is not realizable in float64.
+
+    A max-margin plane of some of the points (a block, the points the other half-spaces
+    leave out) may pass through others: on integer features the plane midway between two
+    points runs through a third. Such a point's side is a rounding accident that the model
+    in the original units need not repeat (the network then makes other errors than it
+    was scored with); realized on all the points, every point has a margin.
+    """
+    planes, value, exact = realize_union(Z, [Z @ a + b > 0 for a, b in planes], want_w,
+                                         other_w)
+    return (planes, value) if exact else None
+
+
 def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, deadline=None):
     """Exact block coordinate descent over the half-spaces; returns ``(planes, value,
     interrupted)``.
@@ -74,10 +89,9 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
             if res.improved:
                 # a plane float64 cannot place exactly is still scored by what it realizes
                 plane = realize_union(Z[free], [res.positive], want_w[free], other_w[free])[0]
-                candidate = planes[:k] + plane + planes[k + 1 :]
-                new_value = errors(candidate)
-                if new_value < value:
-                    planes, value = candidate, new_value
+                realized = realize_on(Z, planes[:k] + plane + planes[k + 1 :], want_w, other_w)
+                if realized is not None and realized[1] < value:
+                    planes, value = realized
         if value >= before:
             break
     return planes, value, False
@@ -129,12 +143,14 @@ def coreset_union(
         n_eval += res.n_evaluated
         n_blocks += 1
         planes = realize_union(Z[block], res.sets, want_w[block], other_w[block])[0]
-        inside = union_on(Z, planes)
-        key = inside.tobytes()
+        realized = realize_on(Z, planes, want_w, other_w)
+        if realized is None:
+            return proven
+        planes, value = realized
+        key = union_on(Z, planes).tobytes()
         if key in seen:
             return proven
         seen.add(key)
-        value = float(other_w[inside].sum() + want_w[~inside].sum())
         heapq.heappush(heap, (-value, n_blocks, planes, block))
         while len(heap) > heap_cap:
             heapq.heappop(heap)

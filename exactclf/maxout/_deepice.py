@@ -17,8 +17,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
-from .._base import BinaryClassifierMixin, reset_fitted, validate_binary
+from .._base import BinaryClassifierMixin, check_count_weights, validate_binary
 from .._combinatorics import n_combinations
+from .._fit_guard import guarded_fit
 from .._geometry import THIN_POINTS
 from .._resources import check_memory, effective_workers
 from .._separator import UNREALIZABLE_MARGIN
@@ -261,6 +262,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @guarded_fit
     def fit(self, X, y, sample_weight=None):
         """Find the maxout network with the fewest weighted training errors.
 
@@ -270,27 +272,19 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Two classes.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative integer weights (counts).
+            Non-negative integer weights (counts) totalling less than ``2**53``: the
+            exact search counts errors in integers.
 
         Returns
         -------
         self : DeepICEMaxoutClassifier
         """
-        reset_fitted(self)
-        try:
-            return self._fit(X, y, sample_weight)
-        except Exception:  # a failed fit leaves no attribute of it (classes_ included)
-            reset_fitted(self)
-            raise
+        return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
         t0 = time.perf_counter()
         data = validate_binary(self, X, y, sample_weight)
-        if np.any(data.sample_weight % 1):
-            raise ValueError(
-                "DeepICEMaxoutClassifier needs integer sample weights (counts): its exact "
-                "kernel counts errors with bitsets."
-            )
+        check_count_weights(data.sample_weight, "DeepICEMaxoutClassifier")
         Z, wpos, wneg = data.Z, data.wpos, data.wneg
         # more half-spaces than points never lower the errors: search that many, repeat one
         K = useful_planes(self.n_hyperplanes, len(Z))
@@ -312,8 +306,6 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             results = self._portfolio(Z, searches, K, backend, n_jobs, t0)
         else:
             results = self._direct(Z, searches, K, backend, n_jobs, t0)
-        self.polarity_ = min(results, key=lambda p: (results[p].value, -p))
-        best = results[self.polarity_]
         # the bound holds for the network class: the weaker of the polarities' bounds (a
         # polarity not searched, after an interrupt, only by its conflicting duplicates)
         conflicts = conflict_bound(wpos, wneg)
@@ -325,16 +317,29 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             for r in results.values():
                 r.stop_reason = r.stop_reason or THIN_POINTS
         self.lower_bound_, self.lower_bound_method_ = min(bounds, key=lambda b: b[0])
-        planes = best.planes + best.planes[-1:] * (self.n_hyperplanes - len(best.planes))
-        self.hyperplanes_ = np.array([np.r_[data.frame.to_original(a, b)] for a, b in planes])
-        self.training_errors_ = self._realized_errors(data, best.value)
+        # each network is scored as the fitted model: one whose margins the original units
+        # do not resolve makes other errors than the frame's count, and the errors it makes
+        # are its value (integer counts below 2**53: the sums are exact), so the network
+        # returned is the best one that realizes its count; the bounds do not depend on it
+        for polarity, r in results.items():
+            self._use_network(data, polarity, r.planes)
+            realized = self._training_errors(data)
+            if realized != r.value:
+                r.stop_reason = r.stop_reason or UNREALIZABLE_MARGIN
+            r.value = realized
+        self.polarity_ = min(results, key=lambda p: (results[p].value, -p))
+        best = results[self.polarity_]
+        self._use_network(data, self.polarity_, best.planes)
+        self.training_errors_ = best.value
         self.n_candidates_ = sum(r.n_evaluated for r in results.values())
         self.n_tuples_ = sum(r.n_tuples for r in results.values())
         self.is_optimal_ = bool(self.training_errors_ <= self.lower_bound_)
         self.gap_ = max(self.training_errors_ - self.lower_bound_, 0.0) / max(
             self.training_errors_, 1.0)
-        self.stop_reason_ = next((r.stop_reason for r in results.values() if r.stop_reason),
-                                 None)
+        # the returned network's own reason first (the other polarity's may only say that
+        # its network, not returned, failed to realize its count)
+        self.stop_reason_ = next((r.stop_reason for r in (best, *results.values())
+                                  if r.stop_reason), None)
         if not self.is_optimal_:
             why = "" if self.stop_reason_ is None else f", stopped early ({self.stop_reason_})"
             warnings.warn(
@@ -347,6 +352,12 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             )
         self.fit_time_ = time.perf_counter() - t0
         return self
+
+    def _use_network(self, data, polarity, planes):
+        """Make the network of ``planes`` (in the frame of ``data``) the fitted model."""
+        planes = planes + planes[-1:] * (self.n_hyperplanes - len(planes))
+        self.polarity_ = polarity
+        self.hyperplanes_ = np.array([np.r_[data.frame.to_original(a, b)] for a, b in planes])
 
     def _direct(self, Z, searches, K, backend, n_jobs, t0):
         """The exact search or the coreset heuristic alone, one polarity after the other.
@@ -375,7 +386,15 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                 bound = first + 1 if polarity == 1 and self.method_ == "exact" else first
             elif polarity in seeds:  # at most the heuristic's errors
                 bound = seeds[polarity].value + 1
-            res = self._search(Z, want_w, other_w, K, remaining, backend, bound, n_jobs)
+            try:
+                res = self._search(Z, want_w, other_w, K, remaining, backend, bound, n_jobs)
+            except KeyboardInterrupt:  # before the search could stop by itself (preparing
+                # its candidate family) or after (realizing its network): what was found
+                for p, seed in seeds.items():
+                    results.setdefault(p, seed)
+                if not results:
+                    raise
+                return self._interrupted(results)
             seed = seeds.get(polarity)
             if seed is not None and seed.value < res.value:  # the search stopped early
                 res.value, res.planes = seed.value, seed.planes
@@ -490,16 +509,24 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             if self._bounds(Z, data, K, results, order, deadline, seed + 1, say):
                 return results
         except KeyboardInterrupt:  # between the phases (each phase stops by itself)
-            warnings.warn("Deep-ICE interrupted: returning the best network found so far",
-                          RuntimeWarning, stacklevel=4)
-            for r in results.values():
-                r.stop_reason = "interrupted"
-            return results
+            if not results:
+                raise
+            return self._interrupted(results)
         # a polarity still open ran out of budget, or its partition bounds stopped rising
         why = "time_limit" if left() <= 0 else "bounds stalled"
         for r in results.values():
             if r.lower < incumbent() and r.stop_reason is None:
                 r.stop_reason = why
+        return results
+
+    @staticmethod
+    def _interrupted(results):
+        """Ctrl-C outside the searches that stop by themselves: ``results``, the networks
+        found so far, every polarity marked interrupted (with a warning)."""
+        warnings.warn("Deep-ICE interrupted: returning the best network found so far",
+                      RuntimeWarning, stacklevel=7)
+        for r in results.values():
+            r.stop_reason = "interrupted"
         return results
 
     def _bounds(self, Z, data, K, results, order, until, seed, say):

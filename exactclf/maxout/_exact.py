@@ -19,7 +19,6 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -28,8 +27,10 @@ import numpy as np
 from .._backend import CPU, Backend
 from .._backend._array_union import union_search_array
 from .._backend._cpu_union import search_index, union_search_steps
+from .._base import check_count_weights
 from .._combinatorics import n_combinations
 from .._dichotomies import dominant_dichotomies
+from .._fit_guard import off_main
 from .._geometry import affine_frame
 from .._search import Candidate, ChunkResult, run_search
 from .._separator import UnrealizableLabeling, max_margin_separator
@@ -41,7 +42,7 @@ __all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
 #: work of one kernel call, in word operations (a few milliseconds): the granularity at which
 #: deadlines and interrupts are honoured
 _STEP_WORDS = 1 << 22
-#: the stop event and helper thread of each running search, by token
+#: the stop event of each running search, by token
 _ACTIVE: dict = {}
 
 
@@ -145,17 +146,9 @@ def useful_planes(K: int, n_points: int) -> int:
 def _stop_requested(token, deadline):
     """Whether the search ``token`` was interrupted (known only in its own process) or its
     wall-clock ``deadline`` passed."""
-    event = _ACTIVE.get(token, (None,))[0]
+    event = _ACTIVE.get(token)
     return ((event is not None and event.is_set())
             or (deadline is not None and time.time() >= deadline))
-
-
-def _off_main(token, fn, *args):
-    """``fn(*args)``, on the search's helper thread when called from the main thread: the
-    main thread only waits, so a KeyboardInterrupt never lands in a kernel."""
-    if threading.current_thread() is threading.main_thread() and token in _ACTIVE:
-        return _ACTIVE[token][1].submit(fn, *args).result()
-    return fn(*args)
 
 
 @contextmanager
@@ -204,8 +197,7 @@ class UnionProblem:
 def prepare_union(U, want_w, other_w, K, max_planes=None) -> UnionProblem:
     """The candidate family of ``U`` (see :func:`exact_union` for the arguments) and the
     kernel's arrays, for :func:`estimate_union` and :func:`exact_union` to share."""
-    if np.any(want_w % 1) or np.any(other_w % 1):
-        raise ValueError("the exact maxout search needs integer sample weights")
+    check_count_weights(np.r_[want_w, other_w], "the exact maxout search")
     K = useful_planes(K, len(U))
     family, cover = candidate_family(U, want_w, other_w, max_planes)
     truncated = (max_planes is not None
@@ -247,21 +239,20 @@ def estimate_union(problem: UnionProblem, upper_bound: float, *, n_samples: int 
     steps = max(64, _STEP_WORDS // (S.shape[1] * (len(want_masks) + len(other_masks))))
     deadline = time.perf_counter() + time_limit
     times, best, found = [], upper_bound, None
-    # kernel calls off the main thread, which only waits: Ctrl-C never lands in a kernel
-    with ThreadPoolExecutor(1) as helper:
-        for r in ranks:
-            t = time.perf_counter()
-            state = np.zeros(K + 1, dtype=np.int64)
-            state[1] = r
-            while state[0] >= 0 and time.perf_counter() < deadline:
-                val, idx, _ = helper.submit(union_search_steps, S, cov, gain, *problem.index,
-                                            want_masks, other_masks, K, r + 1, best, np.inf,
-                                            state, steps).result()
-                if idx[0] >= 0:
-                    best, found = val, idx.copy()
-            if state[0] >= 0:  # out of sampling time: too slow to tell
-                return UnionEstimate(np.inf, None, found, float(best))
-            times.append(time.perf_counter() - t)
+    for r in ranks:
+        t = time.perf_counter()
+        state = np.zeros(K + 1, dtype=np.int64)
+        state[1] = r
+        while state[0] >= 0 and time.perf_counter() < deadline:
+            # off the main thread, which only waits: Ctrl-C never lands in a kernel
+            val, idx, _ = off_main(union_search_steps, S, cov, gain, *problem.index,
+                                   want_masks, other_masks, K, r + 1, best, np.inf, state,
+                                   steps)
+            if idx[0] >= 0:
+                best, found = val, idx.copy()
+        if state[0] >= 0:  # out of sampling time: too slow to tell
+            return UnionEstimate(np.inf, None, found, float(best))
+        times.append(time.perf_counter() - t)
     per = np.asarray(times)
     cum = np.r_[0.0, np.cumsum(per)]
     total = cum[-1]
@@ -309,21 +300,18 @@ def exact_union(
         problem = prepare_union(U, want_w, other_w, K, max_planes)
     K, family, cover, truncated = problem.K, problem.family, problem.cover, problem.truncated
     evaluated, interrupted = [], []
-    with _interruptible() as stop, ThreadPoolExecutor(1) as helper:
+    with _interruptible() as stop:
         if time_limit is not None:
             time_limit = max(time_limit - (time.perf_counter() - t0), 0.0)
 
         # the closures below may be shipped to other processes (joblib's Dask backend):
-        # they reach the event and the helper thread through a token, not by reference
+        # they reach the event through a token, not by reference
         token = id(stop)
-        _ACTIVE[token] = (stop, helper)
+        _ACTIVE[token] = stop
         deadline = None if time_limit is None else time.time() + time_limit
 
         def should_stop():
             return _stop_requested(token, deadline)
-
-        def off_main(fn, *args):
-            return _off_main(token, fn, *args)
 
         if backend.array_generic:
             F = backend.xp.asarray(family.astype(np.float64))

@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._backend import resolve_device
-from .._base import reset_fitted
+from .._fit_guard import guarded_fit
 from .._geometry import check_spread
 from ._bounds import class_scores_matrix
 from ._ccg import mrc_ccg
@@ -275,6 +275,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         return P
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @guarded_fit
     def fit(self, X, y, sample_weight=None):
         """Learn the minimax risk classifier.
 
@@ -295,13 +296,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         -------
         self : MRCCCG
         """
-        reset_fitted(self)
-        try:
-            return self._fit(X, y, sample_weight)
-        except BaseException:
-            # a fit that fails part-way leaves no half-set attributes behind
-            reset_fitted(self)
-            raise
+        return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
         t0 = time.perf_counter()

@@ -22,6 +22,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._backend import resolve_device
 from .._base import reset_fitted
+from .._fit_guard import guarded_fit
 from .._geometry import check_spread
 from ._mlp import (
     ACTIVATIONS,
@@ -138,8 +139,9 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         Reuse the weights of the previous ``fit`` as initialization (the Adam moments are
         reset, as in MLPClassifier).
     early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the training data (stratified), stop when its
-        accuracy stops improving, and keep the weights of the best epoch.
+        Hold out ``validation_fraction`` of the training data (stratified for two classes,
+        as in MLPClassifier), stop when its accuracy stops improving, and keep the weights
+        of the best epoch.
     validation_fraction : float, default=0.1
         Fraction held out with ``early_stopping``.
     beta_1 : float, default=0.9
@@ -307,6 +309,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
 
     # -- public API ------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
+    # with warm_start, a fit continues the fitted model, and a failure leaves it as it is
+    @guarded_fit(continues=lambda est: est.warm_start and hasattr(est, "coefs_"))
     def fit(self, X, y, sample_weight=None) -> NGDClassifier:
         """Train the network on ``(X, y)`` for up to ``max_iter`` epochs.
 
@@ -323,11 +327,11 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : NGDClassifier
         """
-        if not self.warm_start:  # a fresh fit: a failure must not leave the old model
-            reset_fitted(self)
         return self._fit(X, y, sample_weight, incremental=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    # every call after a successful first one continues its model (kept on a failure)
+    @guarded_fit(continues=lambda est: hasattr(est, "coefs_"))
     def partial_fit(self, X, y, sample_weight=None, classes=None) -> NGDClassifier:
         """Train for one epoch over ``(X, y)``, continuing from the current model.
 
@@ -343,8 +347,6 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : NGDClassifier
         """
-        if not hasattr(self, "coefs_"):  # forget the classes_ of a first call that failed
-            reset_fitted(self)
         _check_partial_fit_first_call(self, classes)
         return self._fit(X, y, sample_weight, incremental=True)
 
@@ -471,15 +473,6 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             self.best_loss_ = np.inf
 
     def _fit(self, X, y, sample_weight, incremental: bool):
-        fresh = not hasattr(self, "coefs_")
-        try:
-            return self._fit_unsafe(X, y, sample_weight, incremental)
-        except Exception:
-            if fresh:  # nothing half-made (classes_ without weights) survives a failure
-                reset_fitted(self)
-            raise
-
-    def _fit_unsafe(self, X, y, sample_weight, incremental: bool):
         hidden = self._hidden_units()
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
         X, y_idx = self._validate_input(X, y, incremental, reset=first_pass)
@@ -514,7 +507,9 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         xp = backend.xp
         early = self.early_stopping
         if early:
-            Y_strat = self._targets(y_idx).astype(bool)
+            # stratified for one output (two classes) only: MLPClassifier's rule, which
+            # gives the same split (the same iterates) for the same random_state
+            Y_strat = self._targets(y_idx).astype(bool) if self.n_outputs_ == 1 else None
             arrays = (X, y_idx) if sw is None else (X, y_idx, sw)
             parts = train_test_split(*arrays, random_state=rng,
                                      test_size=self.validation_fraction, stratify=Y_strat)

@@ -21,6 +21,7 @@ from sklearn.base import _fit_context, clone, is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
+from .._fit_guard import guarded_fit
 from ._lasso import _DOC_ATTRS, _DOC_PARAMS, ThresholdNetLasso, ThresholdNetLassoRegressor
 from ._path import beta_grid
 from ._problem import beta_max
@@ -203,6 +204,7 @@ class ThresholdNetLassoCV(_CVMixin, ThresholdNetLasso):
         self.accuracy_path_ = scores
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @guarded_fit
     def fit(self, X, y, sample_weight=None):
         """Choose beta by cross-validation, then fit the certified network at it.
 
@@ -299,6 +301,7 @@ class ThresholdNetLassoRegressorCV(_CVMixin, ThresholdNetLassoRegressor):
         self.mse_path_ = scores
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @guarded_fit
     def fit(self, X, y, sample_weight=None):
         """Choose beta by cross-validation, then fit the certified network at it.
 

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._base import reset_fitted
+from .._fit_guard import guarded_fit
 from ._arrangements import Arrangement, unique_columns
 from ._closed_form import closed_form_fit, complete_dual_norm, layer_cake
 from ._losses import LOSSES
@@ -168,7 +168,9 @@ class _ThresholdNetBase(BaseEstimator):
             loss0[k] = LOSSES[loss].value(np.zeros(len(sw)), Y[:, k], sw).sum()
         realized += beta * np.abs(self.coef_).sum(axis=1)
         objective = float(realized.sum())
-        if expected is not None and not np.isclose(objective, expected, rtol=1e-9, atol=1e-9):
+        # atol in the objective's units (those of the weights): the zero network's loss
+        if expected is not None and not np.isclose(objective, expected, rtol=1e-9,
+                                                   atol=1e-9 * float(loss0.sum())):
             raise RuntimeError(
                 f"internal error: the fitted network's objective {objective} differs from the "
                 f"solver's {expected}; please report this data"
@@ -409,6 +411,7 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @guarded_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the globally optimal network for the arrangement dictionary.
 
@@ -423,16 +426,11 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         -------
         self : ThresholdNetLasso
         """
-        try:
-            return self._fit_targets(*self._validated(X, y, sample_weight), self.loss)
-        except BaseException:
-            reset_fitted(self)  # a refused or failed refit leaves no partial model
-            raise
+        return self._fit_targets(*self._validated(X, y, sample_weight), self.loss)
 
     def _validated(self, X, y, sample_weight):
         """``(X, Y, sw)``: validated data, targets in {-1, +1} (one column per class when
-        there are more than two); sets ``classes_`` (after forgetting the previous fit)."""
-        reset_fitted(self)
+        there are more than two); sets ``classes_``."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes, yi = np.unique(y, return_inverse=True)
@@ -551,6 +549,7 @@ class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @guarded_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the globally optimal network for the arrangement dictionary.
 
@@ -568,8 +567,7 @@ class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
         return self._fit_targets(*self._validated(X, y, sample_weight), "squared")
 
     def _validated(self, X, y, sample_weight):
-        """``(X, Y, sw)``: validated data and targets as columns (forgets the previous fit)."""
-        reset_fitted(self)
+        """``(X, Y, sw)``: validated data and targets as columns."""
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
         sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         if not np.any(sw > 0):
