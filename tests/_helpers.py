@@ -55,3 +55,13 @@ def random_instance(rng: np.random.Generator, kind: str, n: int, d: int):
     wneg = rng.integers(0, 3, m).astype(float)
     wpos[(wpos + wneg) == 0] = 1.0
     return Z, wpos, wneg
+
+
+def integer_collinear(rng, n, d):
+    """Points on a line with an integer direction through an integer point: exactly
+    collinear, and still so after an offset or a power-of-two scale (the float64 images of
+    integers are exact), unlike a line with a real direction, which an offset rounds off."""
+    t = rng.integers(-4, 5, size=(n, 1))
+    direction = rng.integers(1, 4, size=(1, d)) * rng.choice([-1, 1], size=(1, d))
+    X = (t @ direction + rng.integers(-5, 6, size=(1, d))).astype(float)
+    return X, (t[:, 0] % 3 == 0).astype(int)
