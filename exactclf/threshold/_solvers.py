@@ -394,6 +394,13 @@ def _solve_highs_hinge(D, y, beta, s, time_limit=None):
     return w, int(getattr(res, "nit", 0)), theta
 
 
+def _unit(x: float) -> float:
+    """The largest power of two at most ``x`` (1 for ``x = 0``): division by it is exact in
+    binary floating point (barring underflow), so a problem rescaled by it is the same
+    problem, rounding included, and one already in units of 1 is left as it is."""
+    return float(np.ldexp(1.0, np.frexp(x)[1] - 1)) if x > 0 else 1.0
+
+
 def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     """Minimize ``L(D w) + beta |w|_1`` until the relative duality gap (gap divided by the
     loss at ``w = 0``) is at most ``tol``.
@@ -416,7 +423,11 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     optimal face (at most ``rank(D)`` non-zero weights) when that keeps the gap within
     ``tol``.
 
-    Returns ``(w, n_iter, primal, gap, converged)``.
+    The solvers run in units where the largest weight ``s`` and (squared loss) the largest
+    ``|y|`` lie in ``[1, 2)``, so the fit does not depend on the units of the targets or
+    of the weights.
+
+    Returns ``(w, n_iter, primal, gap, converged)`` in the units of ``y`` and ``s``.
 
     Examples
     --------
@@ -426,6 +437,21 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     >>> ok, round(primal, 4), np.round(w, 3)
     (True, 0.285, array([ 0.9,  0. , -1.8]))
     """
+    # the solvers' stopping rules are absolute (PIQP's eps_abs, HiGHS's feasibility tolerances,
+    # skglm's KKT violation, the face LP's equality rows in the units of w): applied in these
+    # units they are relative to the problem's scale, as a certificate's tolerances must be.
+    # Targets x t, weights x c and beta x c t are the same Lasso in units of c t^2
+    s_unit = _unit(float(np.max(s)))
+    y_unit = _unit(float(np.max(np.abs(y)))) if loss == "squared" else 1.0
+    w, n_iter, primal, gap, converged = _solve_unit_scale(
+        D, y / y_unit, beta / (s_unit * y_unit), loss, solver, s / s_unit, tol, max_iter,
+        None if w0 is None else w0 / y_unit)
+    unit = s_unit * y_unit**2
+    return w * y_unit, n_iter, primal * unit, gap * unit, converged
+
+
+def _solve_unit_scale(D, y, beta, loss, solver, s, tol, max_iter, w0):
+    """:func:`solve_lasso` on a problem in the units it chooses."""
     loss0 = float(LOSSES[loss].value(np.zeros(len(y)), y, s).sum())
     target = tol * max(loss0, 1e-300)
     if loss == "hinge":
