@@ -7,7 +7,9 @@ affine hull of the data (so that the points span the space they live in, whateve
 dimension, duplicates or collinearities), each principal direction scaled to the same spread
 (a thin but real direction is data, not rounding), then scaled to unit RMS norm. Affine maps
 preserve which labelings a hyperplane can realize, so the search runs in the frame and only the
-final model is mapped back to the original features.
+final model is mapped back to the original features. A direction dropped as rounding is checked
+in exact rational arithmetic on the float64 values: if a point lies off the kept subspace, by
+however little, the projection is not the data and its optimum is not certified.
 
 In homogeneous coordinates ``xh = (z, 1)`` the hyperplane through ``D`` affinely independent
 points is the one-dimensional null space of their ``D x (D + 1)`` matrix. The search builds it
@@ -20,9 +22,11 @@ relative tolerances below mean the same thing at every level.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 from numba import njit
 
 __all__ = [
@@ -54,15 +58,17 @@ RANK_RTOL = 1e-10
 #: the same spread, which multiplies the rounding error of the thinnest one by this much, and
 #: the geometric decisions (``COPLANAR_RTOL``) need it well below their tolerance
 CERTIFIED_COND = 1e5
-#: a direction the frame drops as rounding (below ``max(n, d) eps`` of the widest) may still
-#: be data when it is wider than the SVD's own rounding error, which stayed below 3.4 eps on
-#: exactly collinear features in a seeded sweep (n up to 2000): two lines 1e-15 apart (6.6
-#: eps) are separable by a line in float64 but not on the projection. Above this relative
-#: width the fit on the projection is not certified.
-DROPPED_RTOL = 4 * np.finfo(float).eps
+#: a feature takes part in the directions the frame drops when its component along them
+#: exceeds this: the SVD's error on them is about eps times ``cond`` (at most
+#: :data:`CERTIFIED_COND` where a certificate is possible). One left out of an exact
+#: relation only costs the certificate (see :func:`_on_affine_subspace`), one taken in time.
+_SUPPORT_TOL = 1e-8
+#: points per block of the exact check (see :func:`_on_affine_subspace`)
+_EXACT_BLOCK = 4096
 #: the ``stop_reason_`` of a fit not certified for that reason
 THIN_POINTS = ("points too thin to resolve in float64: the thinnest direction of the "
-               f"standardized points spans less than {1 / CERTIFIED_COND:.0e} of the widest")
+               f"standardized points spans less than {1 / CERTIFIED_COND:.0e} of the widest "
+               "(as does a feature that is an affine combination of others up to rounding)")
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,11 @@ class AffineFrame:
     ``basis`` (d x r, orthogonal columns) spans the affine hull of the points after
     standardization; ``r`` is the affine dimension (0 when all points coincide). ``cond``
     is the ratio of the widest to the thinnest spread of the points along ``basis`` before
-    it scaled them to the same spread (1 without standardization).
+    it scaled them to the same spread (1 without standardization). ``faithful``: the points,
+    their float64 values read as exact rationals, lie in the affine subspace that ``basis``
+    spans, so that the frame loses nothing (see :func:`_on_affine_subspace`); frames that keep
+    the units (``standardize=False``) do not check and claim it only when they drop no
+    direction.
     """
 
     origin: np.ndarray
@@ -83,14 +93,15 @@ class AffineFrame:
     basis: np.ndarray
     norm: float
     cond: float = 1.0
-    dropped: float = 0.0
+    faithful: bool = True
 
     @property
     def certifiable(self) -> bool:
         """Whether the exact searches resolve these points in float64: ``cond`` at most
-        :data:`CERTIFIED_COND`, and no direction dropped as rounding (``dropped``: the widest
-        one's spread relative to the widest direction) wider than :data:`DROPPED_RTOL`."""
-        return self.cond <= CERTIFIED_COND and self.dropped <= DROPPED_RTOL
+        :data:`CERTIFIED_COND`, and the frame ``faithful`` (a direction it drops as rounding
+        that still holds points, however thin, lets a hyperplane realize labelings that the
+        projection cannot: two lines 3e-16 apart are separable by a line)."""
+        return self.cond <= CERTIFIED_COND and self.faithful
 
     @property
     def dim(self) -> int:
@@ -175,7 +186,9 @@ def affine_frame(X: np.ndarray, *, standardize: bool = True) -> AffineFrame:
     level of its magnitude; the rank of the standardized points decides the dimension.
     ``standardize=False`` keeps the units (only centering, then the rank decision): for
     points already given in a well-conditioned frame, whose rank must not depend on the
-    orientation of the axes (sub-problems on a hyperplane).
+    orientation of the axes (sub-problems on a hyperplane). With standardization, a frame
+    that drops a direction checks that the points lie in the subspace it keeps, exactly
+    (``faithful``, see :func:`_on_affine_subspace`).
 
     Raises ``ValueError`` when the data cannot be centered in float64 (overflow).
 
@@ -205,9 +218,10 @@ def affine_frame(X: np.ndarray, *, standardize: bool = True) -> AffineFrame:
         scale[live] = spread[live] * (Xc[:, live] / spread[live]).std(axis=0)
         Xc[:, live] /= scale[live]
     _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
-    if s[0] == 0:
-        return AffineFrame(origin, shift, scale, np.zeros((d, 0)), 1.0)
-    cond, dropped = 1.0, 0.0
+    if s[0] == 0:  # features constant up to the rounding of their values
+        return AffineFrame(origin, shift, scale, np.zeros((d, 0)), 1.0,
+                           faithful=bool(np.all(X == X[0])))
+    cond = 1.0
     if standardize:
         # a direction is real down to the rounding level of the (exactly centered,
         # standardized) values; every real one gets the same spread, so that a thin but
@@ -216,13 +230,133 @@ def affine_frame(X: np.ndarray, *, standardize: bool = True) -> AffineFrame:
         r = int(np.sum(s > max(n, d) * np.finfo(float).eps * s[0]))
         basis = Vt[:r].T / (s[:r] / s[0])
         cond = float(s[0] / s[r - 1])
-        dropped = float(s[r] / s[0]) if r < len(s) else 0.0
     else:
         r = int(np.sum(s > RANK_RTOL * s[0]))
         basis = Vt[:r].T.copy()
     Z = Xc @ basis
+    # n points span at most min(n - 1, d) dimensions: below that a direction was dropped
+    faithful = r == min(n - 1, d)
+    if standardize and not faithful:
+        # the features that the dropped directions involve (all of them when the SVD of
+        # fewer points than features leaves some of those directions out)
+        involved = (np.arange(d) if len(s) < d
+                    else np.flatnonzero(np.linalg.norm(Vt[r:], axis=0) > _SUPPORT_TOL))
+        faithful = _on_affine_subspace(X[:, involved], Z, d - r)
     norm = float(np.sqrt(np.mean(np.sum(Z**2, axis=1))))
-    return AffineFrame(origin, shift, scale, basis, norm if norm > 0 else 1.0, cond, dropped)
+    return AffineFrame(origin, shift, scale, basis, norm if norm > 0 else 1.0, cond, faithful)
+
+
+def _dyadic_integers(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(I, E)`` with ``X == I * 2.0**E`` exactly: ``I`` integers (int64 when all of them fit
+    in 62 bits, Python ints in an object array otherwise), one exponent ``E`` per column.
+
+    Every float64 is a dyadic rational ``M * 2**e``; with ``M`` odd and ``E`` the smallest
+    ``e`` of the column, integer data stay small integers.
+    """
+    m, e = np.frexp(X)
+    M = (m * 2.0**53).astype(np.int64)  # |m| < 1 has 53 significant bits: exact
+    e = e.astype(np.int64) - 53
+    # trailing zero bits of M: the exponent of its lowest set bit (a power of two, exact)
+    tz = np.where(M != 0, np.frexp((M & -M).astype(np.float64))[1] - 1, 0)
+    M, e = M >> tz, e + tz
+    top = np.iinfo(np.int64).max
+    E = np.where(M != 0, e, top).min(axis=0, initial=top)
+    E[E == top] = 0  # a column of zeros
+    shift = np.where(M != 0, e - E, 0)
+    bits = np.frexp(np.abs(M).astype(np.float64))[1] + shift  # |M| < 2**53: exact
+    if bits.size == 0 or bits.max() <= 62:
+        return M << shift, E
+    return M.astype(object) << shift.astype(object), E
+
+
+def _integer_null_space(A: list[list[int]], d: int) -> list[list[int]]:
+    """An integer basis of the null space of the integer matrix ``A`` (rows of ``d`` Python
+    ints).
+
+    Gauss-Jordan elimination in integers, each row divided by the gcd of its entries so that
+    they stay as small as the data allow.
+    """
+    rows = [list(a) for a in A]
+    pivots: list[int] = []
+    for c in range(d):
+        k = next((i for i in range(len(pivots), len(rows)) if rows[i][c]), None)
+        if k is None:
+            continue
+        p = len(pivots)
+        rows[p], rows[k] = rows[k], rows[p]
+        top = rows[p]
+        for i, row in enumerate(rows):
+            if i != p and row[c]:
+                f, g = row[c], top[c]
+                row = [g * a - f * b for a, b in zip(row, top, strict=True)]
+                h = math.gcd(*row) or 1
+                rows[i] = [a // h for a in row]
+        pivots.append(c)
+    lcm = math.lcm(*(rows[i][c] for i, c in enumerate(pivots)))
+    basis = []
+    for f in sorted(set(range(d)) - set(pivots)):
+        v = [0] * d
+        v[f] = lcm
+        for i, c in enumerate(pivots):
+            v[c] = -rows[i][f] * lcm // rows[i][c]
+        h = math.gcd(*v)
+        basis.append([a // h for a in v])
+    return basis
+
+
+def _on_affine_subspace(X: np.ndarray, Z: np.ndarray, k: int) -> bool:
+    """Whether the points ``X``, their float64 values read as exact rationals, satisfy ``k``
+    independent affine equations (``Z``: their frame coordinates, ``r`` columns).
+
+    ``X`` holds the features that the frame's dropped directions involve (``k`` of them,
+    the others kept, ``r``): the points then lie in an ``r``-dimensional affine subspace,
+    and an affine map, injective on it, takes them to ``Z``. A hyperplane realizes the same
+    labelings of both, and the searches' optimum on ``Z`` is the optimum on the points.
+    Otherwise a dropped direction holds points: a hyperplane along it may realize labelings
+    that the frame cannot see, however thin it is (no threshold on its width decides that).
+
+    Exact, in integers: ``r + 1`` points that span the frame (the pivot rows of an LU
+    factorization with partial pivoting of their homogeneous frame coordinates, well spread
+    by the whitening) give an integer basis of the null space of their differences; every
+    point's difference must be orthogonal to it. Only the features that basis involves
+    are read for every point, in int64 where no sum can overflow (Python ints otherwise).
+
+    Examples
+    --------
+    >>> t = np.arange(5.0)[:, None]
+    >>> _on_affine_subspace(np.hstack([t, 3 * t + 1]), t - 2.0, 1)   # exact in float64
+    True
+    >>> _on_affine_subspace(np.hstack([t, 0.1 * t]), t - 2.0, 1)     # 0.1 * 3 is rounded
+    False
+    """
+    r = Z.shape[1]
+    lu_rows = scipy.linalg.lu(homogeneous(Z), p_indices=True, check_finite=False)[0]
+    base = np.argsort(lu_rows)[:r + 1]
+    B, E_base = _dyadic_integers(X[base])
+    B = B.astype(object)
+    null = _integer_null_space([list(b - B[0]) for b in B[1:]], X.shape[1])
+    if len(null) < k:  # the chosen points already span more than r dimensions
+        return False
+    N = np.array(null, dtype=object).T
+    used = np.flatnonzero(np.any(N != 0, axis=1))
+    N = N[used]
+    # in blocks of points, each with the first base point: points off the subspace are
+    # usually found in the first block, before converting the others
+    n = len(X)
+    for start in range(0, n, _EXACT_BLOCK):
+        P, E = _dyadic_integers(X[np.r_[base[0], start:min(start + _EXACT_BLOCK, n)]][:, used])
+        # P counts in units 2**E, the null vectors were found in units 2**-E_base: scaling
+        # each one by 2**(max(g) - g), g = E_base - E, makes their products with P integers
+        g = E_base[used] - E
+        Ng = N << (g.max() - g).astype(object)[:, None]
+        big = max(abs(int(P.max())), abs(int(P.min())))
+        if P.dtype == np.int64 and 2 * big * max(abs(v) for v in Ng.flat) * len(used) < 2**63:
+            off = (P[1:] - P[0]) @ Ng.astype(np.int64)
+        else:
+            off = (P[1:].astype(object) - P[0]) @ Ng
+        if np.any(off):
+            return False
+    return True
 
 
 def homogeneous(Z: np.ndarray) -> np.ndarray:

@@ -43,7 +43,11 @@ def random_instance(rng: np.random.Generator, kind: str, n: int, d: int):
         Z = rng.integers(0, 3, size=(n, d)).astype(float)
     elif kind == "collinear":  # all points on a line (affine dimension 1)
         t = rng.integers(-3, 4, size=(n, 1)).astype(float)
-        Z = t * rng.normal(size=(1, d)) + rng.normal(size=(1, d))
+        # direction and offset on a 2**-20 grid: the float64 points are then exactly on a
+        # line (a real direction rounds them off it, and no certificate may ignore that)
+        grid = 2.0**20
+        Z = t * np.round(rng.normal(size=(1, d)) * grid) / grid + np.round(
+            rng.normal(size=(1, d)) * grid) / grid
     elif kind == "flat":  # points on a 2-plane inside d dimensions, on a grid
         B = rng.integers(-2, 3, size=(2, d)).astype(float)
         Z = rng.integers(-2, 3, size=(n, 2)).astype(float) @ B

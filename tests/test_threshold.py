@@ -74,8 +74,8 @@ def small_data(kind, seed=0):
         X = rng.standard_normal((8, 2))
     elif kind == "degenerate":  # duplicates, collinear points, integer features
         X = np.array([[0, 0], [1, 1], [2, 2], [3, 3], [1, 1], [0, 2], [2, 0], [1, 0]], float)
-    else:  # rank-deficient: 3 features on a plane
-        B = rng.standard_normal((7, 2))
+    else:  # rank-deficient: 3 features exactly on a plane (B on a grid of 2**-20: no rounding)
+        B = np.round(rng.standard_normal((7, 2)) * 2**20) / 2**20
         X = np.column_stack([B, B[:, 0] - 2 * B[:, 1]])
     y = rng.integers(0, 2, len(X))
     y[:2] = [0, 1]
