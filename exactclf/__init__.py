@@ -14,8 +14,13 @@ MRCCCG
     0-1 minimax risk classifier with a certified worst-case error bound.
 NGDClassifier
     Neural network whose convex last layer is fitted by Newton's method at every step.
+
+Every estimator's fitted ``certificate_`` says what its fit proves; :func:`verify` re-checks
+it on the training data, independently of the code that produced it.
 """
 
+from ._certificate import Certificate, StopReason
+from ._verification import verify
 from .linear import ICEClassifier
 from .maxout import DeepICEMaxoutClassifier
 from .mrc import MRCCCG
@@ -30,6 +35,8 @@ from .threshold import (
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "Certificate",
+    "StopReason",
     "MRCCCG",
     "DeepICEMaxoutClassifier",
     "ICEClassifier",
@@ -39,4 +46,5 @@ __all__ = [
     "ThresholdNetLassoRegressor",
     "ThresholdNetLassoRegressorCV",
     "__version__",
+    "verify",
 ]

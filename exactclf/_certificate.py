@@ -45,6 +45,11 @@ class StopReason(str, Enum):
     """Why a search stopped before its proof completed (None on a certificate: it did not).
 
     A ``str``: each compares equal to the text the ``stop_reason_`` attributes always had.
+
+    Examples
+    --------
+    >>> StopReason.TIME_LIMIT == "time_limit", StopReason("interrupted").name
+    (True, 'INTERRUPTED')
     """
 
     INTERRUPTED = "interrupted"

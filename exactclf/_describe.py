@@ -43,30 +43,31 @@ def _estimator(model):
 
 
 def certificate(model) -> str:
-    """What the fitted exactclf ``model`` (or a pipeline ending in one) proves, in words.
+    """What the fitted exactclf ``model`` (or a pipeline ending in one) proves, in words,
+    read from its ``certificate_`` alone.
 
-    Empty for a model without a certificate (a baseline, or NGDClassifier).
+    Empty for a model without one (a baseline); "no optimality proof" where the certificate
+    has no bound (NGDClassifier).
     """
-    from .mrc import MRCCCG
-
-    est = _estimator(model)
-    if isinstance(est, MRCCCG):
-        text = (f"worst-case risk <= {_bound(est.upper_, up=True)} (randomized rule, "
+    cert = getattr(_estimator(model), "certificate_", None)
+    if cert is None:
+        return ""
+    if not math.isfinite(cert.bound):
+        return f"no optimality proof ({cert.witness.note})"
+    stopped = "" if cert.stop_reason is None else f" ({cert.stop_reason})"
+    if cert.objective.startswith("worst-case"):
+        text = (f"worst-case risk <= {_bound(cert.value, up=True)} (randomized rule, "
                 "training inputs)")
-        return text if est.converged_ else text + "; NOT converged (max_iter)"
-    if hasattr(est, "dual_gap_"):
-        if est.is_optimal_:
-            return f"proven optimal (duality gap {est.dual_gap_:.1e})"
-        if getattr(est, "arrangements_", "") == "sample":
-            return (f"NOT proven optimal: duality gap {est.dual_gap_:.1e} over "
-                    f"{est.n_patterns_} sampled arrangement patterns only")
-        return f"NOT proven optimal: the solver stopped at duality gap {est.dual_gap_:.1e}"
-    if hasattr(est, "is_optimal_") and hasattr(est, "lower_bound_"):
-        if est.is_optimal_:
+        return text if cert.is_optimal else f"{text}; NOT proven minimax{stopped}"
+    if cert.objective == "weighted training errors":
+        if cert.is_optimal:
             return "proven optimal"
-        return (f"NOT proven optimal: the optimum is between {_number(est.lower_bound_)} and "
-                f"{_number(est.training_errors_)} training errors")
-    return ""
+        return (f"NOT proven optimal: the optimum is between {_number(cert.bound)} and "
+                f"{_number(cert.value)} training errors{stopped}")
+    gap = cert.value - cert.bound
+    if cert.is_optimal:
+        return f"proven optimal (duality gap {gap:.1e})"
+    return f"NOT proven optimal: duality gap {gap:.1e}{stopped}: {cert.model_class}"
 
 
 def _name(name: str) -> str:
@@ -87,15 +88,16 @@ def _linear_form(w: np.ndarray, b: float, names: Sequence[str]) -> str:
 
 
 def _mrc_lines(model) -> list[str]:
-    upper = _bound(model.upper_, up=True)
-    bracket = (f"; the minimax risk R* is in [{_bound(model.lower_, up=False)}, {upper}]"
-               if math.isfinite(model.lower_) else "")
+    cert = model.certificate_
+    upper = _bound(cert.value, up=True)
+    bracket = (f"; the minimax risk R* is in [{_bound(cert.bound, up=False)}, {upper}]"
+               if math.isfinite(cert.bound) else "")
     lines = [f"minimax risk classifier over {len(model.classes_)} classes, {model.n_iter_} "
              f"LP solves; certified worst-case risk upper_ <= {upper}{bracket}",
              f"    ({MRC_UPPER_MEANING})"]
-    if not model.converged_:
-        lines.append("NOT converged: max_iter stopped the constraint generation; upper_ holds "
-                     "for this classifier, but R* may be lower")
+    if cert.stop_reason is not None:
+        lines.append(f"NOT converged: the generation stopped ({cert.stop_reason}); upper_ "
+                     "holds for this classifier, but R* may be lower")
     return lines
 
 
@@ -109,17 +111,19 @@ def describe_model(model, names: Sequence[str]) -> str:
     if isinstance(model, ICEClassifier):
         lines += [f"predict {c[1]!r} if  {_linear_form(model.coef_[0], model.intercept_[0], names)}"
                   f"  > 0,  else {c[0]!r}",
-                  f"training errors: {_number(model.training_errors_)} ({certificate(model)})"]
+                  f"training errors: {_number(model.certificate_.value)} "
+                  f"({certificate(model)})"]
     elif isinstance(model, DeepICEMaxoutClassifier):
         inside, other = (c[1], c[0]) if model.polarity_ == 1 else (c[0], c[1])
         lines.append(f"predict {inside!r} if ANY of:")
         lines += [f"    {_linear_form(h[:-1], h[-1], names)}  > 0" for h in model.hyperplanes_]
         lines += [f"else {other!r}",
-                  f"training errors: {_number(model.training_errors_)} ({certificate(model)})"]
+                  f"training errors: {_number(model.certificate_.value)} "
+                  f"({certificate(model)})"]
     elif isinstance(model, ThresholdNetLasso):
         lines.append(f"threshold network, {model.n_neurons_} neurons (layer sizes "
                      f"{[w.shape[1] for w in model.hidden_coefs_]}); objective "
-                     f"{model.objective_:.6g}, {certificate(model)}")
+                     f"{model.certificate_.value:.6g}, {certificate(model)}")
         if len(model.hidden_coefs_) == 1:
             W, b = model.hidden_coefs_[0], model.hidden_intercepts_[0]
             lines.append(f"predict {c[1]!r} if the sum of these terms > 0, else {c[0]!r}:"
@@ -136,7 +140,7 @@ def describe_model(model, names: Sequence[str]) -> str:
         lines += _mrc_lines(model)
     elif isinstance(model, NGDClassifier):
         sizes = [model.coefs_[0].shape[0]] + [w.shape[1] for w in model.coefs_]
-        lines.append(f"neural network {sizes} ({model.activation}), final training loss "
-                     f"{model.loss_:.4g} after {model.n_iter_} iterations (no optimality "
-                     "certificate)")
+        lines.append(f"neural network {sizes} ({model.activation}), training objective "
+                     f"{model.certificate_.value:.4g} after {model.n_iter_} iterations "
+                     f"({certificate(model)})")
     return "\n".join(lines)

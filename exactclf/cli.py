@@ -4,13 +4,17 @@
 otherwise pick and prints one comparison table (:mod:`exactclf._experiments.demo`).
 ``exactclf reproduce`` re-runs a seed paper's experiment (see :mod:`exactclf._experiments`).
 ``exactclf fit`` fits a model to a CSV file, saves it and prints its interpretable form and
-its certificate; problems are one-line messages on stderr (``--debug`` shows the traceback).
+its certificate (``--certificate FILE`` also writes it as JSON); ``exactclf verify`` re-checks
+a saved model's certificate on the CSV it was fitted on, independently of the code that
+produced it, and exits non-zero when it does not hold. Problems are one-line messages on
+stderr (``--debug`` shows the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import sys
 import tempfile
@@ -23,13 +27,16 @@ from ._csv_input import MISSING, line_list, read_csv
 from ._describe import describe_model
 from ._experiments import EXPERIMENTS
 from ._experiments._common import timed_fit
-from ._experiments.demo import DEMO_ICE, MODELS, demo
+from ._experiments.demo import DEMO_ICE, demo
+from ._registry import MODELS, estimator_class
 
-__all__ = ["main", "demo", "describe_model", "fit_csv", "read_csv"]
+__all__ = ["main", "demo", "describe_model", "fit_csv", "read_csv", "verify_csv"]
 
 #: exit status of ``exactclf fit`` when the input, the output or a parameter is refused
-#: before fitting, and when the fit itself fails
+#: before fitting, and when the fit itself fails (``exactclf verify``: the certificate
+#: does not hold)
 EXIT_BAD_INPUT, EXIT_FIT_FAILED, EXIT_INTERRUPTED = 2, 1, 130
+EXIT_NOT_VERIFIED = 1
 
 
 class FitFailed(Exception):
@@ -37,10 +44,7 @@ class FitFailed(Exception):
 
 
 def _make_model(name: str, params: dict):
-    from . import MRCCCG, DeepICEMaxoutClassifier, ICEClassifier, NGDClassifier, ThresholdNetLasso
-
-    cls = {"ice": ICEClassifier, "deepice": DeepICEMaxoutClassifier,
-           "threshold": ThresholdNetLasso, "mrc": MRCCCG, "ngd": NGDClassifier}[name]
+    cls = estimator_class(name)
     valid = cls().get_params()
     unknown = sorted(set(params) - set(valid))
     if unknown:
@@ -62,7 +66,8 @@ def _parse_params(items: Sequence[str]) -> dict:
     return params
 
 
-def _destination(path: Path, output: str | None, model_name: str) -> Path:
+def _destination(path: Path, output: str | None, model_name: str,
+                 option: str = "--output") -> Path:
     """Where the model goes; checked before the fit: never the input file, and a directory
     that exists and takes a new file."""
     default_name = path.with_suffix(f".{model_name}.joblib").name
@@ -70,7 +75,7 @@ def _destination(path: Path, output: str | None, model_name: str) -> Path:
     if dest.is_dir():
         dest = dest / default_name
     if dest.exists() and path.exists() and os.path.samefile(dest, path):
-        raise ValueError(f"--output {dest} is the input file: refusing to overwrite the data")
+        raise ValueError(f"{option} {dest} is the input file: refusing to overwrite the data")
     if not dest.parent.is_dir():
         problem = "is not a directory" if dest.parent.exists() else "does not exist"
         raise ValueError(f"cannot save the model to {dest}: {dest.parent} {problem}")
@@ -89,9 +94,13 @@ def _save(model, dest: Path) -> None:
     """Write ``dest`` whole or not at all (a temporary file in its directory, then a rename)."""
     import joblib
 
+    _write_whole(dest, lambda tmp: joblib.dump(model, tmp))
+
+
+def _write_whole(dest: Path, write) -> None:
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
-        joblib.dump(model, tmp)
+        write(tmp)
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -103,13 +112,14 @@ def _one_line(text: str) -> str:
 
 
 def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output: str | None,
-            *, drop_missing_target: bool = False, out=None, err=None) -> Path:
+            *, drop_missing_target: bool = False, certificate: str | None = None, out=None,
+            err=None) -> Path:
     """``exactclf fit``: check the output, read the CSV, fit, save, print the model.
 
-    Everything that can be checked before the fit is (parameters, the output location, the
+    Everything that can be checked before the fit is (parameters, the output locations, the
     data, at least two classes); a failing ``fit`` raises :class:`FitFailed`. Warnings of the
     fit go to ``err``, one line each, and the printed certificate says whether the model is
-    proven.
+    proven; ``certificate`` names a file to write it to as JSON.
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -117,6 +127,10 @@ def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output
     model = _make_model(model_name, params)
     X, y, names, dropped = read_csv(path, target, drop_missing_target=drop_missing_target)
     dest = _destination(path, output, model_name)
+    cert_dest = (None if certificate is None
+                 else _destination(path, certificate, model_name, "--certificate"))
+    if cert_dest is not None and cert_dest == dest:
+        raise ValueError(f"--certificate {cert_dest} is where the model goes")
     if dropped:
         print(f"exactclf fit: warning: left out {len(dropped)} row(s) without a value in "
               f"{target!r} (line(s) {line_list(dropped)})", file=err)
@@ -132,12 +146,42 @@ def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output
     for w in caught:
         print(f"exactclf fit: warning: {w.category.__name__}: {_one_line(w.message)}", file=err)
     _save(model, dest)
+    if cert_dest is not None:
+        text = model.certificate_.to_json(indent=2)
+        _write_whole(cert_dest, lambda tmp: Path(tmp).write_text(text + "\n", encoding="utf-8"))
     classes_text = ", ".join(f"{c!r}: {n}" for c, n in zip(classes.tolist(), counts, strict=True))
     print(f"{type(model).__name__} fitted on {X.shape[0]} x {X.shape[1]} ({classes_text}) in "
           f"{seconds:.2f} s; training accuracy {model.score(X, y):.4f}; saved to {dest}",
           file=out)
     print(describe_model(model, names), file=out)
+    if cert_dest is not None:
+        print(f"certificate written to {cert_dest} (check it: exactclf verify {dest} {path} "
+              f"--target {target!r} --certificate {cert_dest})", file=out)
     return dest
+
+
+def verify_csv(model_path: str | Path, path: str | Path, target: str, *,
+               certificate: str | None = None, drop_missing_target: bool = False,
+               out=None) -> bool:
+    """``exactclf verify``: re-check a saved model's certificate on its training CSV.
+
+    Loads the model (joblib: load only files you trust, as for any pickle), reads the CSV as
+    ``exactclf fit`` does, runs :func:`exactclf.verify` (with the JSON certificate of
+    ``certificate`` instead of the model's own, when given), prints the report and returns
+    whether it holds.
+    """
+    import joblib
+
+    from ._verification import verify
+
+    out = sys.stdout if out is None else out
+    model = joblib.load(model_path)
+    cert = (None if certificate is None
+            else json.loads(Path(certificate).read_text(encoding="utf-8")))
+    X, y, _, _ = read_csv(Path(path), target, drop_missing_target=drop_missing_target)
+    report = verify(model, X, y, certificate=cert)
+    print(report, file=out)
+    return report.ok
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -154,7 +198,8 @@ def _parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--datasets", nargs="+", default=list(DEMO_ICE),
                         choices=list(published_optima()),
                         help="ICE datasets (default: %(default)s)")
-    p_demo.add_argument("--estimators", nargs="+", default=list(MODELS), choices=MODELS)
+    p_demo.add_argument("--estimators", nargs="+", default=list(MODELS),
+                        choices=list(MODELS))
     p_demo.add_argument("--n-jobs", type=int, default=-1, help="workers (default: all cores)")
 
     p_rep = sub.add_parser("reproduce", help="re-run a seed paper's experiment")
@@ -179,13 +224,34 @@ def _parser() -> argparse.ArgumentParser:
     p_fit.add_argument("--drop-missing-target", action="store_true",
                        help="leave out rows without a label (their number and lines are "
                             "printed as a warning) instead of stopping")
-    p_fit.add_argument("--model", required=True, choices=MODELS)
+    p_fit.add_argument("--model", required=True, choices=list(MODELS))
     p_fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                        help="estimator parameter, e.g. --param time_limit=60 (repeatable)")
     p_fit.add_argument("--output", help="file or existing directory to save the model to "
                                         "(default: CSV.MODEL.joblib next to the CSV); never "
                                         "the input file; checked before fitting")
+    p_fit.add_argument("--certificate", metavar="FILE",
+                       help="also write the certificate as JSON to FILE (format: the user "
+                            "guide's 'Certificates' page)")
     p_fit.add_argument("--debug", action="store_true",
+                       help="on an error, show the full traceback")
+
+    p_ver = sub.add_parser(
+        "verify", help="re-check a saved model's certificate on its training CSV",
+        description="Re-check a saved model's certificate (or a JSON certificate written by "
+                    "'exactclf fit --certificate') on the CSV it was fitted on: the data "
+                    "fingerprint, the model's errors, the bound and its witness, "
+                    "independently of the code that produced it. Exit status: 0 verified; "
+                    f"{EXIT_NOT_VERIFIED} not verified; {EXIT_BAD_INPUT} input refused.")
+    p_ver.add_argument("model", help="a model saved by 'exactclf fit' (joblib; load only "
+                                     "files you trust)")
+    p_ver.add_argument("csv", help="the CSV the model was fitted on")
+    p_ver.add_argument("--target", required=True, help="name of the label column")
+    p_ver.add_argument("--drop-missing-target", action="store_true",
+                       help="as given to 'exactclf fit'")
+    p_ver.add_argument("--certificate", metavar="FILE",
+                       help="check this JSON certificate instead of the model's own")
+    p_ver.add_argument("--debug", action="store_true",
                        help="on an error, show the full traceback")
     return parser
 
@@ -193,7 +259,7 @@ def _parser() -> argparse.ArgumentParser:
 def _fit_command(args) -> int:
     try:
         fit_csv(args.csv, args.target, args.model, _parse_params(args.param), args.output,
-                drop_missing_target=args.drop_missing_target)
+                drop_missing_target=args.drop_missing_target, certificate=args.certificate)
     except KeyboardInterrupt:
         if args.debug:
             raise
@@ -213,12 +279,26 @@ def _fit_command(args) -> int:
     return 0
 
 
+def _verify_command(args) -> int:
+    try:
+        ok = verify_csv(args.model, args.csv, args.target, certificate=args.certificate,
+                        drop_missing_target=args.drop_missing_target)
+    except Exception as exc:  # noqa: BLE001 - every refusal is one line; --debug shows more
+        if args.debug:
+            raise
+        print(f"exactclf verify: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0 if ok else EXIT_NOT_VERIFIED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "demo":
         demo(args.datasets, args.n_jobs, estimators=args.estimators)
     elif args.command == "reproduce":
         EXPERIMENTS[args.experiment](quick=args.quick)
+    elif args.command == "verify":
+        return _verify_command(args)
     else:
         return _fit_command(args)
     return 0

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 from scipy.optimize import linprog
+
+from exactclf._certificate import Certificate
+from exactclf._verification import verify
 
 
 def strictly_separable(Z: np.ndarray, positive: np.ndarray) -> bool:
@@ -69,3 +73,24 @@ def integer_collinear(rng, n, d):
     direction = rng.integers(1, 4, size=(1, d)) * rng.choice([-1, 1], size=(1, d))
     X = (t @ direction + rng.integers(-5, 6, size=(1, d))).astype(float)
     return X, (t[:, 0] % 3 == 0).astype(int)
+
+
+def weighted_samples(Z, wpos, wneg):
+    """Samples of unique points with per-label weights: a point with both weights is a
+    pair of conflicting duplicates."""
+    pos, neg = wpos > 0, wneg > 0
+    X = np.vstack([Z[pos], Z[neg]])
+    y = np.r_[np.ones(pos.sum(), int), np.zeros(neg.sum(), int)]
+    return X, y, np.r_[wpos[pos], wneg[neg]]
+
+
+def assert_verifies(model, X, y, w=None):
+    """The model's certificate verifies, and so does its JSON read back (equal to it);
+    returns the report."""
+    cert = model.certificate_
+    report = verify(model, X, y, w)
+    assert report.ok, str(report)
+    d = json.loads(cert.to_json())
+    assert Certificate.from_dict(d) == cert
+    assert verify(model, X, y, w, certificate=d).ok
+    return report

@@ -85,7 +85,7 @@ def test_describe_other_models(voicepath_csv, model, capsys):
     text = capsys.readouterr().out
     assert {"threshold": "neurons", "mrc": "worst-case", "ngd": "neural network"}[model] in text
     assert {"threshold": "NOT proven optimal: duality gap", "mrc": "randomized rule",
-            "ngd": "no optimality certificate"}[model] in text
+            "ngd": "no optimality proof (a local method"}[model] in text
 
 
 def test_read_csv_errors(tmp_path):
@@ -445,3 +445,54 @@ def test_printed_rule_evaluated_as_printed_is_the_model(tmp_path, capsys, model,
     else:
         assert np.sum(printed != y) == fitted.training_errors_
         assert f"training errors: {fitted.training_errors_:g} (proven optimal)" in text
+
+
+def test_certificate_file_and_verify_round_trip(voicepath_csv, tmp_path, capsys):
+    """fit --certificate writes JSON that verify accepts on the same CSV and refuses on
+    another (a changed label): exit 0, then exit 1."""
+    import json
+
+    path, _, _ = voicepath_csv
+    model_file, cert_file = tmp_path / "m.joblib", tmp_path / "cert.json"
+    assert main(["fit", str(path), "--target", "diagnosis", "--model", "ice",
+                 "--output", str(model_file), "--certificate", str(cert_file)]) == 0
+    cert = json.loads(cert_file.read_text())
+    assert cert["format"] == "exactclf-certificate/1" and cert["is_optimal"] is True
+    assert cert["value"] == VOICEPATH_OPTIMUM and cert["estimator"] == "ICEClassifier"
+    capsys.readouterr()
+    assert main(["verify", str(model_file), str(path), "--target", "diagnosis",
+                 "--certificate", str(cert_file)]) == 0
+    assert "certificate verified" in capsys.readouterr().out
+    lines = path.read_text().splitlines()
+    flipped = lines[1].rsplit(",", 1)
+    lines[1] = flipped[0] + ("," + ("sick" if flipped[1] == "healthy" else "healthy"))
+    other = tmp_path / "other.csv"
+    other.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(model_file), str(other), "--target", "diagnosis"]) == 1
+    text = capsys.readouterr().out
+    assert "[FAILED] data fingerprint" in text and "NOT verified" in text
+
+
+def test_certificate_file_location_is_checked_before_the_fit(voicepath_csv, tmp_path, capsys):
+    path, _, _ = voicepath_csv
+    assert main(["fit", str(path), "--target", "diagnosis", "--model", "ice",
+                 "--certificate", str(tmp_path / "missing" / "c.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.joblib"))
+
+
+def test_verify_refuses_a_tampered_certificate(voicepath_csv, tmp_path, capsys):
+    import json
+
+    path, _, _ = voicepath_csv
+    model_file, cert_file = tmp_path / "m.joblib", tmp_path / "cert.json"
+    main(["fit", str(path), "--target", "diagnosis", "--model", "ice", "--output",
+          str(model_file), "--certificate", str(cert_file)])
+    cert = json.loads(cert_file.read_text())
+    cert["value"] = cert["value"] - 1  # claims fewer errors than the model makes
+    cert["bound"] = cert["value"]
+    cert_file.write_text(json.dumps(cert))
+    capsys.readouterr()
+    assert main(["verify", str(model_file), str(path), "--target", "diagnosis",
+                 "--certificate", str(cert_file)]) == 1
+    assert "[FAILED] value" in capsys.readouterr().out

@@ -13,6 +13,7 @@ from exactclf import (
     ThresholdNetLassoRegressor,
     ThresholdNetLassoRegressorCV,
 )
+from exactclf._registry import MODELS, public_estimators
 
 # Exact searches must be bounded on the checks' data (up to 300 x 10): a candidate budget.
 INSTANCES = [
@@ -37,6 +38,12 @@ def _expected_failed_checks(estimator):
 @parametrize_with_checks(INSTANCES, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+def test_every_public_estimator_is_checked():
+    """A new estimator in the registry gets the common checks (a cheap instance here)."""
+    assert {type(e).__name__ for e in INSTANCES} == set(public_estimators())
+    assert {MODELS[k] for k in MODELS} <= set(public_estimators())
 
 
 @pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)

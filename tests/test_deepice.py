@@ -19,7 +19,7 @@ from exactclf._dichotomies import dichotomies
 from exactclf._separator import UNREALIZABLE_MARGIN, UnrealizableLabeling
 from exactclf.datasets import load_deepice_caesarian, load_voicepath
 from exactclf.linear import _min01
-from exactclf.maxout import _deepice, _exact
+from exactclf.maxout import _deepice, _exact, _portfolio
 from exactclf.maxout._coreset import CoresetResult, realize_on
 from exactclf.maxout._exact import exact_union, realize_union, union_errors, union_on
 
@@ -507,7 +507,7 @@ def test_a_network_its_model_does_not_realize_falls_back(monkeypatch):
         calls.append(claimed)
         return CoresetResult(claimed, [(np.zeros(Z.shape[1]), -1.0)], 0.0, 0, 1, None)
 
-    monkeypatch.setattr(_deepice, "coreset_union", empty_union)
+    monkeypatch.setattr(_portfolio, "coreset_union", empty_union)
     with pytest.warns(ConvergenceWarning, match="float64"):
         clf = DeepICEMaxoutClassifier(n_hyperplanes=3, method="coreset").fit(X, y)
     assert calls == [0.0, 31.0]  # the model of +1 makes 41 errors, that of -1 31

@@ -15,7 +15,8 @@ from test_deepice import _brute_force_union, _counting_kernel, _errors
 
 from exactclf import DeepICEMaxoutClassifier
 from exactclf._search import ChunkResult, run_search
-from exactclf.maxout import _coreset, _deepice
+from exactclf.linear._bounds import LowerBound
+from exactclf.maxout import _coreset, _deepice, _portfolio
 from exactclf.maxout._bounds import partition_bound, spatial_blocks
 from exactclf.maxout._coreset import CoresetResult, coreset_union
 from exactclf.maxout._exact import (
@@ -76,7 +77,8 @@ def test_partition_bound_never_exceeds_the_optimum(seed):
                     assert float(np.minimum(want_w, other_w).sum()) <= lb.value <= best
             whole = partition_bound(Z, want_w, other_w, K, time_limit=30,
                                     block_size=len(Z))
-            assert whole.value == best and whole.method in ("exact", "conflicts")
+            assert whole.value == best and whole.method in ("exact", "conflicting duplicates")
+            assert isinstance(whole, LowerBound)  # the bound type of the linear problem too
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -102,8 +104,8 @@ def test_portfolio_never_worse_than_the_best_plane(monkeypatch, seed):
         empty = (np.zeros(Z.shape[1]), -1.0)
         return CoresetResult(float(want_w.sum()), [empty] * K, 0.0, 0, 0, None)
 
-    monkeypatch.setattr(_deepice, "coreset_union", no_heuristic)
-    monkeypatch.setattr(_deepice, "PLANE_RATE", 1e-9)  # and no exact search of networks
+    monkeypatch.setattr(_portfolio, "coreset_union", no_heuristic)
+    monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)  # and no exact search of networks
     rng = np.random.default_rng(300 + seed)
     n = 40
     X = rng.normal(size=(n, 2))
@@ -146,7 +148,8 @@ def test_portfolio_against_brute_force(monkeypatch, seed):
         assert clf.training_errors_ == _errors(clf, X, y) >= best >= clf.lower_bound_
         assert clf.is_optimal_ == (clf.training_errors_ == clf.lower_bound_)
         assert 0 <= clf.gap_ <= 1
-        assert clf.lower_bound_method_ in ("exact", "partition", "conflicts", "linear")
+        assert clf.lower_bound_method_ in ("exact", "partition", "conflicting duplicates",
+                                          "linear")
 
 
 def test_portfolio_proves_a_planted_optimum(monkeypatch):
@@ -166,8 +169,8 @@ def test_portfolio_proves_by_its_exact_search(monkeypatch):
     """Partition bounds that never improve: the proof must come from the exact search
     below the heuristic's network (sampled, then run), and it must be the optimum."""
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
-    monkeypatch.setattr(_deepice, "partition_bound", lambda *a, start, **k: start)
-    monkeypatch.setattr(_deepice, "coreset_union", lambda *a, **k: dataclasses.replace(
+    monkeypatch.setattr(_portfolio, "partition_bound", lambda *a, start, **k: start)
+    monkeypatch.setattr(_portfolio, "coreset_union", lambda *a, **k: dataclasses.replace(
         coreset_union(*a, **k), lower_bound=0.0))
     X, y = _noisy_disk(8, 40, 0.3)
     exact = DeepICEMaxoutClassifier(method="exact", device="cpu").fit(X, y)
@@ -224,12 +227,12 @@ def test_ctrl_c_during_the_linear_seed(monkeypatch):
     """Ctrl-C while the portfolio solves the linear problem: the fit returns that search's
     best plane as the network, with its realized errors and no optimality claim."""
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
-    real = _deepice.solve_portfolio
+    real = _portfolio.solve_portfolio
 
     def interrupted(*args, **kwargs):
         return dataclasses.replace(real(*args, **kwargs), stop_reason="interrupted")
 
-    monkeypatch.setattr(_deepice, "solve_portfolio", interrupted)
+    monkeypatch.setattr(_portfolio, "solve_portfolio", interrupted)
     X, y = _noisy_disk(2, 120, 0.5)
     clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=60, random_state=0)
     with pytest.warns(ConvergenceWarning, match="interrupted"):
@@ -251,7 +254,7 @@ def test_ctrl_c_in_a_local_search_ends_the_fit(monkeypatch, where):
         planes, value, _ = real(*args, **kwargs)
         return planes, value, True
 
-    monkeypatch.setattr(_deepice if where == "grow" else _coreset, "refine", interrupted)
+    monkeypatch.setattr(_portfolio if where == "grow" else _coreset, "refine", interrupted)
     X, y = _noisy_disk(3, 150, 0.5)
     clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=20, random_state=0)
     with pytest.warns(ConvergenceWarning, match="interrupted"):
@@ -264,8 +267,8 @@ def test_stalled_bounds_end_the_fit_and_say_so(monkeypatch):
     """When no partition bound can rise any more (here: none is tried) and the exact search
     does not fit, the portfolio returns before its budget, saying why."""
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
-    monkeypatch.setattr(_deepice, "_STALLED_PARTITIONS", 0)
-    monkeypatch.setattr(_deepice, "PLANE_RATE", 1e-9)
+    monkeypatch.setattr(_portfolio, "_STALLED_PARTITIONS", 0)
+    monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)
     X, y = _noisy_disk(4, 150, 0.8)
     clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=3600, random_state=0)
     with pytest.warns(ConvergenceWarning, match="bounds stalled"):
@@ -283,7 +286,7 @@ def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):
                                       device="cpu").fit(X, y)
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_ >= 0
     assert clf.is_optimal_ or clf.stop_reason_ in ("time_limit", "bounds stalled")
-    assert clf.gap_ == (clf.training_errors_ - clf.lower_bound_) / max(clf.training_errors_, 1)
+    assert clf.gap_ == (clf.training_errors_ - clf.lower_bound_) / clf.training_errors_
 
 
 def test_exact_searches_the_better_polarity_first(monkeypatch):
@@ -297,13 +300,13 @@ def test_exact_searches_the_better_polarity_first(monkeypatch):
     n0 = int((y == 0).sum())
     assert n0 != len(y) - n0
     searched = []
-    search = _deepice.DeepICEMaxoutClassifier._search
+    search = _portfolio.MaxoutSearch._search
 
-    def spy(self, Z, want_w, *args, **kwargs):
+    def spy(self, want_w, *args, **kwargs):
         searched.append(-1 if want_w.sum() == n0 else 1)
-        return search(self, Z, want_w, *args, **kwargs)
+        return search(self, want_w, *args, **kwargs)
 
-    monkeypatch.setattr(_deepice.DeepICEMaxoutClassifier, "_search", spy)
+    monkeypatch.setattr(_portfolio.MaxoutSearch, "_search", spy)
     seeded = DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact", random_state=0,
                                      device="cpu").fit(X, y)
     assert searched == [-1, 1]

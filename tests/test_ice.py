@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import brute_force_min01, random_instance
+from _helpers import brute_force_min01, random_instance, weighted_samples
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from exactclf import ICEClassifier
 from exactclf._backend import gpu_available
 from exactclf._base import merge_duplicates
+from exactclf._verification import verify
 from exactclf.datasets import load_caesarian, load_cryotherapy, load_haberman, load_voicepath
 
 
@@ -401,15 +402,6 @@ def test_budget_stopped_enumeration_reports_a_quick_bound(budget):
     assert clf.gap_ == pytest.approx(1 - clf.lower_bound_ / clf.training_errors_)
 
 
-def _weighted_samples(Z, wpos, wneg):
-    """Samples of unique points with per-label weights: a point with both weights is a
-    pair of conflicting duplicates."""
-    pos, neg = wpos > 0, wneg > 0
-    X = np.vstack([Z[pos], Z[neg]])
-    y = np.r_[np.ones(pos.sum(), int), np.zeros(neg.sum(), int)]
-    return X, y, np.r_[wpos[pos], wneg[neg]]
-
-
 @pytest.mark.parametrize("kind", ["gaussian", "grid", "collinear", "flat"])
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("method", ["auto", "exact", "iis_cover", "interleaved"])
@@ -426,7 +418,7 @@ def test_every_path_is_certified_against_brute_force(monkeypatch, method, seed, 
                                     int(rng.integers(1, 5)))
     if seed % 2:
         wpos, wneg = wpos * rng.uniform(0.5, 2.0, len(Z)), wneg * 1.5  # real weights
-    X, y, w = _weighted_samples(Z, wpos, wneg)
+    X, y, w = weighted_samples(Z, wpos, wneg)
     opt = brute_force_min01(Z, wpos, wneg)
     tol = 1e-9 * max(1.0, opt)
     clf = ICEClassifier(method=method, device="cpu").fit(X, y, sample_weight=w)
@@ -441,6 +433,8 @@ def test_every_path_is_certified_against_brute_force(monkeypatch, method, seed, 
                           **budget).fit(X, y, sample_weight=w)
     assert b.lower_bound_ <= opt + tol <= b.training_errors_ + 2 * tol
     assert b.training_errors_ == pytest.approx(_errors(b, X, y, w), rel=1e-12)
+    # both certificates hold up to an independent re-check
+    assert verify(clf, X, y, w).ok and verify(b, X, y, w).ok
     if b.is_optimal_:
         assert b.training_errors_ == pytest.approx(opt, rel=1e-12, abs=1e-12)
     else:
@@ -452,7 +446,7 @@ def test_every_path_is_certified_against_brute_force(monkeypatch, method, seed, 
 def test_every_path_agrees_with_the_others_beyond_brute_force(seed, kind):
     rng = np.random.default_rng(77 + seed)
     Z, wpos, wneg = random_instance(rng, kind, 45, int(rng.integers(2, 5)))
-    X, y, w = _weighted_samples(Z, wpos * rng.uniform(0.5, 2.0, len(Z)), wneg)
+    X, y, w = weighted_samples(Z, wpos * rng.uniform(0.5, 2.0, len(Z)), wneg)
     fits = {m: ICEClassifier(method=m, device="cpu").fit(X, y, sample_weight=w)
             for m in ("exact", "iis_cover", "auto")}
     opt = fits["exact"].training_errors_

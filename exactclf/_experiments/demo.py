@@ -7,14 +7,13 @@ import sys
 from collections.abc import Sequence
 
 from .._describe import MRC_UPPER_MEANING, certificate
+from .._registry import MODELS
 from ._common import linear_baselines, mlp, scaled, timed_fit
 
-__all__ = ["DEMO_ICE", "MODELS", "demo"]
+__all__ = ["DEMO_ICE", "demo"]
 
 #: the demo's ICE datasets (Cryotherapy, ~45 s alone, is in ``exactclf reproduce ice-table1``)
 DEMO_ICE = ("voicepath", "haberman", "caesarian")
-
-MODELS = ("ice", "deepice", "threshold", "mrc", "ngd")
 
 
 class _Table:
@@ -54,7 +53,7 @@ def _split(X, y):
 
 
 def demo(datasets: Sequence[str] = DEMO_ICE, n_jobs: int | None = -1, out=None,
-         estimators: Sequence[str] = MODELS) -> list[dict]:
+         estimators: Sequence[str] = tuple(MODELS)) -> list[dict]:
     """Fit each estimator and its baselines on bundled data; print and return the rows.
 
     Exact estimators report training errors (the quantity they minimize); the others report

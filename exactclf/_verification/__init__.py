@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._certificate import Certificate, data_fingerprint
 
@@ -71,8 +72,11 @@ def _zero_one_value(model, X, y, w) -> float:
 def _load_checkers() -> dict[str, Callable]:
     from ._conflicts import check_conflicts
     from ._iis import check_iis_cover
+    from ._lasso import check_lasso_dual
+    from ._mrc import check_mrc_dual
 
-    return {"conflicts": check_conflicts, "iis_cover": check_iis_cover}
+    return {"conflicts": check_conflicts, "iis_cover": check_iis_cover,
+            "lasso_dual": check_lasso_dual, "mrc_dual": check_mrc_dual}
 
 
 #: ``Witness.kind`` -> ``checker(model, certificate, X, y, w, report)``: appends its checks
@@ -126,8 +130,8 @@ def verify(model, X, y, sample_weight=None, *,
     elif isinstance(certificate, dict):
         certificate = Certificate.from_dict(certificate)
     cert = certificate
-    Xa = np.asarray(X, dtype=np.float64)
-    w = (np.ones(len(Xa)) if sample_weight is None
+    Xa = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    w = (np.ones(Xa.shape[0]) if sample_weight is None
          else np.asarray(sample_weight, dtype=np.float64))
     report.add("estimator", cert.estimator == type(est).__name__,
                f"certificate of {cert.estimator}, model {type(est).__name__}")

@@ -39,8 +39,10 @@ _IIS_FIRST_DIM = 5
 
 @dataclass
 class LowerBound:
-    """A proven lower bound ``value`` on the optimum, obtained by ``method``;
-    ``interrupted`` when Ctrl-C cut the computation short (the value is still proven)."""
+    """A proven lower bound ``value`` on the optimum, obtained by ``method``, in ``elapsed``
+    seconds; ``interrupted`` when Ctrl-C cut the computation short (the value is still
+    proven). The bound type of the linear and the maxout 0-1 problems alike
+    (:class:`exactclf.maxout._bounds.PartitionBound` adds where its partitions go on)."""
 
     value: float
     method: str

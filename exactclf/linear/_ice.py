@@ -14,11 +14,18 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, validate_binary
+from .._certificate import (
+    Certificate,
+    StopReason,
+    Witness,
+    certificate_view,
+    data_fingerprint,
+)
 from .._combinatorics import MAX_RANK
 from .._fit_guard import guarded_fit
-from .._geometry import THIN_POINTS
-from .._separator import UNREALIZABLE_MARGIN, UnrealizableLabeling, max_margin_separator
+from .._separator import UnrealizableLabeling, max_margin_separator
 from ._bounds import conflict_bound, lower_bound
+from ._iis import BOUND_RTOL, iis_witness
 from ._incumbent import best_incumbent
 from ._min01 import labeling_errors, majority_labeling, search_size
 from ._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
@@ -31,6 +38,8 @@ _MAX_SECONDS = 86400.0
 _MILP_SECONDS = 30.0
 #: seconds spent on a quick lower bound before refusing (it is quoted in the message)
 _REFUSAL_BOUND_SECONDS = 2.0
+#: the models a certificate of ICEClassifier ranges over
+_MODEL_CLASS = "affine classifiers (sign(w.x + b))"
 
 
 class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
@@ -97,6 +106,12 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has feature names that are all strings.
+    certificate_ : Certificate
+        What the fit proves (:class:`exactclf._certificate.Certificate`), re-checked by
+        :func:`exactclf.verify`; its witness is the IIS cover's infeasible subsystems (with
+        exact Farkas multipliers) when that cover proved the bound. The attributes
+        ``training_errors_``, ``is_optimal_``, ``lower_bound_``, ``lower_bound_method_``,
+        ``gap_``, ``stop_reason_`` and ``fit_time_`` are views of it.
     training_errors_ : float
         Weighted number of training errors of the fitted model (realized by ``predict``).
     is_optimal_ : bool
@@ -124,9 +139,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         The method that produced the model (``"exact"``, ``"iis_cover"`` or ``"milp"``).
     device_ : str
         The backend used (``"cpu"`` or ``"gpu"``).
-    stop_reason_ : str or None
+    stop_reason_ : StopReason or None
         ``"max_candidates"``, ``"time_limit"`` or ``"interrupted"`` when the search stopped
-        early; None otherwise.
+        early (a :class:`~exactclf._certificate.StopReason`, equal to that text); None
+        otherwise.
     fit_time_ : float
         Seconds spent in ``fit``.
 
@@ -161,6 +177,17 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
+
+    training_errors_ = certificate_view(
+        "value", "Weighted training errors of the fitted model (realized by ``predict``).")
+    is_optimal_ = certificate_view(
+        "is_optimal", "Whether ``training_errors_`` is proven minimal.")
+    lower_bound_ = certificate_view("bound", "A proven lower bound on the minimum.")
+    lower_bound_method_ = certificate_view("bound_method", "How ``lower_bound_`` was proven.")
+    gap_ = certificate_view(
+        "gap", "``(training_errors_ - lower_bound_) / training_errors_``; 0 when optimal.")
+    stop_reason_ = certificate_view("stop_reason", "Why the search stopped early, or None.")
+    fit_time_ = certificate_view("fit_time", "Seconds spent in ``fit``.")
 
     def __init__(
         self,
@@ -207,19 +234,22 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         self.n_candidates_total_ = total
         backend = resolve_device(self.device)
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
-        self.stop_reason_ = None
+        stop = None
         # a proven bound from a path that did not complete (IIS cover, refusal's quick bound)
         conflicts = conflict_bound(wpos, wneg)
         bound, bound_method = conflicts.value, conflicts.method
+        cuts = None  # the IISs of a bound proven by the IIS cover
         self.method_, quick = self._choose_method(total, Z, wpos, wneg)
         if quick is not None and quick.value >= bound:
             bound, bound_method = quick.value, quick.method
 
         if self.method_ == "milp":
-            positive = self._fit_milp(Z, wpos, wneg, t0)
+            positive, interrupted = self._fit_milp(Z, wpos, wneg, t0)
+            stop = StopReason.INTERRUPTED if interrupted else None
             complete, n_cand = False, 0
         elif frame.dim == 0:
-            # every point coincides: a constant classifier is all an affine one can do
+            # every point coincides: a constant classifier is all an affine one can do, and
+            # it errs on each point's lighter label (the conflicting duplicates)
             positive = majority_labeling(wpos, wneg)
             self.upper_bound_ = labeling_errors(positive, wpos, wneg)
             self.upper_bound_source_ = "majority class"
@@ -227,50 +257,84 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         else:
             res = self._fit_search(U, Z, wpos, wneg, backend, t0)
             positive, complete, n_cand = res.positive, res.complete, res.n_candidates
+            stop = None if res.complete else res.stop_reason
             if res.lower_bound >= bound:
-                bound, bound_method = res.lower_bound, res.lower_bound_method
+                bound, bound_method, cuts = res.lower_bound, res.lower_bound_method, res.iis
         if not frame.certifiable:
             # the geometric decisions of the search are not reliable on these points
             complete = False
-            bound, bound_method = conflicts.value, conflicts.method
-            self.stop_reason_ = self.stop_reason_ or THIN_POINTS
+            bound, bound_method, cuts = conflicts.value, conflicts.method, None
+            stop = stop or StopReason.THIN_POINTS
         value = labeling_errors(positive, wpos, wneg)
         try:
             a, b = max_margin_separator(Z, positive)
         except UnrealizableLabeling as err:  # a margin float64 cannot realize: not proven
             (a, b), positive = err.plane, err.realized
             value, complete = labeling_errors(positive, wpos, wneg), False
-            self.stop_reason_ = UNREALIZABLE_MARGIN
+            stop = StopReason.UNREALIZABLE_MARGIN
         coef, intercept = frame.to_original(a, b)
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept])
         realized = self._realized_errors(data, value)
-        self.training_errors_ = realized
         self.n_candidates_ = n_cand
-        if (complete and bound_method == "exhaustive search") or frame.dim == 0:
-            self.lower_bound_, self.lower_bound_method_ = realized, "exhaustive search"
-        else:
-            self.lower_bound_, self.lower_bound_method_ = min(bound, realized), bound_method
-        self.is_optimal_ = bool(complete or realized <= self.lower_bound_)
-        # 0 when optimal, also when the IIS cover proved it within its relative tolerance
-        self.gap_ = (0.0 if self.is_optimal_ or realized <= 0
-                     else (realized - self.lower_bound_) / realized)
+        if complete and (frame.dim == 0 or bound_method == "exhaustive search"):
+            bound = realized
+        bound = min(bound, realized)
+        witness = self._witness(bound_method, cuts, data, conflicts.method)
+        self.certificate_ = Certificate(
+            type(self).__name__, _MODEL_CLASS, "weighted training errors", value=realized,
+            bound=bound, bound_method=bound_method,
+            is_optimal=bool(complete or realized <= bound),
+            stop_reason=None if stop is None else StopReason(stop),
+            fit_time=time.perf_counter() - t0,
+            fingerprint=data_fingerprint(data.X, y, sample_weight), n_samples=len(data.X),
+            # the enumeration is exact; a bound from HiGHS holds within its relative slack
+            rtol=0.0 if bound_method == "exhaustive search" else 2 * BOUND_RTOL,
+            witness=witness,
+        )
         if not self.is_optimal_:
             if self.method_ == "milp":
                 why = "used the MILP heuristic (method='milp')"
-            elif self.stop_reason_ in (THIN_POINTS, UNREALIZABLE_MARGIN):
-                why = f"cannot prove its optimum ({self.stop_reason_})"
+            elif stop in (StopReason.THIN_POINTS, StopReason.UNREALIZABLE_MARGIN):
+                why = f"cannot prove its optimum ({stop})"
             else:
-                why = f"stopped early ({self.stop_reason_}) after {n_cand} of {total} candidates"
+                why = f"stopped early ({stop}) after {n_cand} of {total} candidates"
             warnings.warn(
                 f"ICEClassifier {why}: the best classifier found has {realized:g} errors; "
-                f"optimality is not proven (lower bound {self.lower_bound_:g}, "
+                f"optimality is not proven (lower bound {bound:g}, "
                 f"gap {100 * self.gap_:.1f}%).",
                 ConvergenceWarning,
                 stacklevel=5,
             )
-        self.fit_time_ = time.perf_counter() - t0
         return self
+
+    def _witness(self, bound_method: str, cuts, data, conflicts_method: str) -> Witness:
+        """The evidence of the certificate's bound that :func:`exactclf.verify` re-checks."""
+        if cuts is not None:
+            sign = np.where(data.wpos > data.wneg, 1, -1)
+            iis, left_out = iis_witness(data.X, data.y == self.classes_[1], data.U, sign,
+                                        cuts)
+            note = (f"{len(iis)} IISs, each certified by exact Farkas multipliers on the "
+                    "samples; the bound is the minimum weight of errors on a set of members "
+                    "that meets every IIS, plus the conflicting duplicates")
+            if left_out:
+                note += (f"; {left_out} IISs of the cover are left out: they are infeasible "
+                         "in the points' affine frame but have no exact multipliers in the "
+                         "samples' own coordinates, so the bound they prove is not witnessed")
+            return Witness("iis_cover", note, {"iis": iis})
+        if bound_method == conflicts_method:
+            return Witness("conflicts", "re-derived from the data: identical samples with "
+                           "different labels")
+        if bound_method == "exhaustive search":
+            return Witness("none", "an enumeration proof has no compact witness: the bound "
+                           "is the best of every candidate hyperplane, each scanned in full "
+                           "or until it provably could not win")
+        if bound_method.startswith("partition"):
+            return Witness("none", "a partition bound has no compact witness: it is a sum "
+                           "of exact optima of blocks of the points, each proven by its own "
+                           "search")
+        return Witness("none", "the quick lower bound keeps no witness: the IISs it rests "
+                       "on are not returned by exactclf.linear._bounds")
 
     # -- helpers of fit --------------------------------------------------------------------
     def _estimated_seconds(self, total: int) -> float:
@@ -311,14 +375,14 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                       UserWarning, stacklevel=6)
         return "milp", quick
 
-    def _fit_milp(self, Z, wpos, wneg, t0) -> np.ndarray:
+    def _fit_milp(self, Z, wpos, wneg, t0) -> tuple[np.ndarray, bool]:
         seconds = _MILP_SECONDS if self.time_limit is None else self._remaining(t0)
         # the surrogates too: a MILP stopped early can be worse than LogisticRegression
         positive, self.upper_bound_, self.upper_bound_source_, interrupted = best_incumbent(
             Z, wpos, wneg, milp_time_limit=seconds, n_jobs=self.n_jobs)
         if interrupted:
             self._interrupted("the MILP")
-        return positive
+        return positive, interrupted
 
     def _fit_search(self, U, Z, wpos, wneg, backend, t0) -> PortfolioResult:
         res = solve_portfolio(
@@ -328,7 +392,6 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         )
         self.upper_bound_, self.upper_bound_source_ = res.upper_bound, res.upper_bound_source
         self.method_ = res.method
-        self.stop_reason_ = None if res.complete else res.stop_reason
         if res.stop_reason == "interrupted":
             self._interrupted("the search")
         return res
@@ -339,7 +402,6 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         return max(self.time_limit - (time.perf_counter() - t0), 1e-3)
 
     def _interrupted(self, where: str) -> None:
-        self.stop_reason_ = "interrupted"
         warnings.warn(
             f"ICEClassifier interrupted during {where}: returning the best classifier found "
             "so far",

@@ -35,6 +35,9 @@ degenerate IIS only, within the coplanarity tolerance that the enumeration uses
 (:func:`near_gordan_support`). The master's bound is read with a relative slack of
 ``BOUND_RTOL``. Incumbents are realized labelings (a separator's predictions), so the
 reported value is always achieved.
+
+The IISs a bound rests on are its witness (:func:`iis_witness`): each re-certified by exact
+integer Farkas multipliers in the samples' own coordinates, for :func:`exactclf.verify`.
 """
 
 from __future__ import annotations
@@ -55,7 +58,8 @@ from ._min01 import labeling_errors, majority_labeling
 
 __all__ = [
     "BOUND_RTOL", "CoverModel", "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
-    "exact_gordan_support", "near_gordan_support", "peel", "realize", "solve_iis_cover",
+    "exact_gordan_support", "farkas_multipliers", "iis_witness", "near_gordan_support", "peel",
+    "realize", "solve_iis_cover",
 ]
 
 #: relative slack taken off every bound read from HiGHS (its tolerances); with integer costs
@@ -115,24 +119,13 @@ def _integer_rows(M: np.ndarray) -> list[list[int]]:
     return out
 
 
-def exact_gordan_support(G: np.ndarray) -> np.ndarray | None:
-    """Exact test that the rows ``g_t`` of ``G`` (k x m floats) admit ``u >= 0``, ``u != 0``
-    with ``sum_t u_t g_t = 0`` and a one-dimensional space of such combinations.
-
-    Returns the support of ``u`` (indices into the rows), or None when the rows do not
-    certify infeasibility exactly (no such ``u``, or a null space of dimension > 1).
-    Arithmetic is on the exact rational values of the floats (fraction-free elimination).
-
-    Examples
-    --------
-    >>> G = np.array([[0.0, 1.0], [-1.0, -1.0], [2.0, 1.0]])  # +, -, + at 0, 1, 2
-    >>> exact_gordan_support(G).tolist()
-    [0, 1, 2]
-    >>> exact_gordan_support(G[[0, 2, 1]] * [[1], [1], [-1]]) is None  # +, +, - : separable
-    True
-    """
+def _exact_null_vector(G: np.ndarray) -> list[Fraction] | None:
+    """The combination ``v`` with ``sum_t v_t g_t = 0`` of the rows ``g_t`` of ``G`` (k x m
+    floats), exactly, when such combinations form a one-dimensional space (None otherwise);
+    scaled so that one entry is 1. Fraction-free elimination on the floats' exact rational
+    values, then a check of the result against the original rows: the claim rests on it."""
     k = G.shape[0]
-    A = _integer_rows(np.asarray(G, dtype=np.float64).T)  # m x k, columns = points
+    A = _integer_rows(np.asarray(G, dtype=np.float64).T)  # m x k, columns = rows of G
     m = len(A)
     pivots: list[int] = []
     r, prev = 0, 1
@@ -159,14 +152,110 @@ def exact_gordan_support(G: np.ndarray) -> np.ndarray | None:
         c = pivots[row]
         acc = sum((A[row][j] * v[j] for j in range(c + 1, k)), Fraction(0))
         v[c] = -acc / A[row][c]
-    signs = {(x > 0) - (x < 0) for x in v} - {0}
-    if len(signs) != 1:
-        return None
-    # the elimination is exact, but the claim rests on this check alone
     orig = _integer_rows(np.asarray(G, dtype=np.float64).T)
     if any(sum((a * x for a, x in zip(row, v, strict=True)), Fraction(0)) != 0 for row in orig):
         return None
-    return np.array([t for t in range(k) if v[t] != 0], dtype=np.intp)
+    return v
+
+
+def exact_gordan_support(G: np.ndarray) -> np.ndarray | None:
+    """Exact test that the rows ``g_t`` of ``G`` (k x m floats) admit ``u >= 0``, ``u != 0``
+    with ``sum_t u_t g_t = 0`` and a one-dimensional space of such combinations.
+
+    Returns the support of ``u`` (indices into the rows), or None when the rows do not
+    certify infeasibility exactly (no such ``u``, or a null space of dimension > 1).
+    Arithmetic is on the exact rational values of the floats (fraction-free elimination).
+
+    Examples
+    --------
+    >>> G = np.array([[0.0, 1.0], [-1.0, -1.0], [2.0, 1.0]])  # +, -, + at 0, 1, 2
+    >>> exact_gordan_support(G).tolist()
+    [0, 1, 2]
+    >>> exact_gordan_support(G[[0, 2, 1]] * [[1], [1], [-1]]) is None  # +, +, - : separable
+    True
+    """
+    v = _exact_null_vector(G)
+    if v is None or len({(x > 0) - (x < 0) for x in v} - {0}) != 1:
+        return None
+    return np.array([t for t in range(len(v)) if v[t] != 0], dtype=np.intp)
+
+
+def farkas_multipliers(G: np.ndarray) -> list[int] | None:
+    """The exact Farkas certificate of the rows ``g_t`` of ``G`` (k x m floats): coprime
+    non-negative integers ``u_t``, not all 0, with ``sum_t u_t g_t = 0`` exactly in rational
+    arithmetic on the floats; None when the combinations of the rows that vanish are not a
+    one-dimensional space spanned by a vector of one sign.
+
+    Examples
+    --------
+    >>> G = np.array([[0.0, 1.0], [-1.0, -1.0], [2.0, 1.0]])  # 0 +, 1 -, 2 +: infeasible
+    >>> farkas_multipliers(G)
+    [1, 2, 1]
+    >>> farkas_multipliers(G * [[1], [1], [-1]]) is None  # +, -, - : separable
+    True
+    """
+    v = _exact_null_vector(G)
+    if v is None or len({(x > 0) - (x < 0) for x in v} - {0}) != 1:
+        return None
+    scale = math.lcm(*(x.denominator for x in v))
+    u = [abs(int(x * scale)) for x in v]
+    g = math.gcd(*u)
+    return [t // g for t in u]
+
+
+def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: np.ndarray,
+                cuts) -> tuple[list[list[list[int]]], int]:
+    """The IISs ``cuts`` as an independent check reads them: on the samples, with exact
+    Farkas multipliers in the samples' own coordinates.
+
+    Parameters
+    ----------
+    X : (n_samples, d) array
+        The samples (float64), of which ``points`` are the distinct rows.
+    positive : (n_samples,) bool array
+        Which samples are labeled positive.
+    points : (n, d) array
+        Distinct rows of ``X``.
+    sign : (n,) array of +-1
+        The label each point has in the IISs (+1: positive).
+    cuts : iterable of int arrays
+        The IISs, as indices into ``points``.
+
+    Returns
+    -------
+    iis : list
+        One list per IIS of its members ``[row, side, u]``: ``row`` the first sample with
+        the member's point and label, ``side`` the label (+1 / -1), ``u`` a non-negative
+        integer multiplier with ``sum u * side * (X[row], 1) == 0`` exactly (members with
+        ``u = 0`` are left out: the rest is infeasible alone).
+    n_left_out : int
+        IISs without such multipliers in the samples' coordinates (they were proven in the
+        affine frame of the points, where rounding can create or break a degeneracy), left
+        out of ``iis``.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [2.0], [0.0]])
+    >>> positive = np.array([True, False, True, True])
+    >>> iis_witness(X, positive, X[:3], np.array([1, -1, 1]), [np.array([0, 1, 2])])
+    ([[[0, 1, 1], [1, -1, 2], [2, 1, 1]]], 0)
+    """
+    X0 = np.asarray(X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
+    first: dict[tuple[bytes, bool], int] = {}
+    for r in range(len(X0)):
+        first.setdefault((X0[r].tobytes(), bool(positive[r])), r)
+    P0 = np.asarray(points, dtype=np.float64) + 0.0
+    out, left_out = [], 0
+    for t in cuts:
+        t = np.asarray(t)
+        G = np.hstack([P0[t], np.ones((len(t), 1))]) * np.asarray(sign, dtype=np.float64)[t, None]
+        u = farkas_multipliers(G)
+        if u is None:
+            left_out += 1
+            continue
+        out.append([[first[(P0[i].tobytes(), bool(sign[i] > 0))], int(sign[i]), ui]
+                    for i, ui in zip(t.tolist(), u, strict=True) if ui])
+    return out, left_out
 
 
 def near_gordan_support(G: np.ndarray) -> np.ndarray | None:
@@ -570,6 +659,11 @@ class IISCoverSolver:
         value = labeling_errors(positive, self.wpos, self.wneg)
         if value < self.best:
             self.best_pos, self.best = positive, value
+
+    def cut_sets(self) -> list[np.ndarray]:
+        """The IISs found so far, on which the bound rests: arrays of point indices, each
+        point labeled by its heavier weight."""
+        return [self.prob.active[t] for t in self.master.cuts]
 
     def done(self) -> bool:
         """Whether the incumbent is proven optimal."""

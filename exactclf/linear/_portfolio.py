@@ -67,6 +67,8 @@ class PortfolioResult:
     ``"max_candidates"``, ``"interrupted"``, ``"numerical"`` or ``"master failed"`` when
     incomplete. ``n_candidates`` counts the candidates of the enumeration's longest run;
     ``upper_bound`` / ``upper_bound_source`` describe the incumbent the paths started from.
+    ``iis``: when the IIS cover proved ``lower_bound``, the IISs it rests on (arrays of point
+    indices, each point labeled by its heavier weight); None otherwise.
     """
 
     positive: np.ndarray
@@ -79,6 +81,7 @@ class PortfolioResult:
     n_candidates: int
     upper_bound: float
     upper_bound_source: str
+    iis: list[np.ndarray] | None = None
 
 
 def enumeration_seconds(total: int, n_jobs: int | None) -> float:
@@ -196,6 +199,7 @@ def solve_portfolio(
     stop_reason = "interrupted" if interrupted else None
     n_cand = 0
     iis = None
+    iis_bound = False  # the bound is the IIS cover's
     active = list(order)
     slice_ = _first_slice(order[0], total, n_jobs)
 
@@ -220,8 +224,9 @@ def solve_portfolio(
                 res = iis.run(seconds)
                 if res.lower_bound > bound.value:
                     bound.value, bound.method = res.lower_bound, "IIS cover (Benders master)"
+                    iis_bound = True
                 if res.complete:
-                    proven_by, bound.method = path, "IIS cover"
+                    proven_by, bound.method, iis_bound = path, "IIS cover", True
                 elif res.stop_reason == "interrupted":
                     stop_reason = "interrupted"
                 elif res.stop_reason != "time_limit":
@@ -251,7 +256,7 @@ def solve_portfolio(
         slice_ *= 2
 
     if exhausted:
-        bound.value, bound.method = best, "exhaustive search"
+        bound.value, bound.method, iis_bound = best, "exhaustive search", False
     elif proven_by is None and stop_reason != "interrupted" and iis is None:
         # a budget stop with no bound but the conflicts: the quick bound, in the reserve
         elapsed = time.perf_counter() - t0
@@ -265,4 +270,4 @@ def solve_portfolio(
     value = labeling_errors(best_pos, wpos, wneg)
     return PortfolioResult(best_pos, value, min(bound.value, value), bound.method,
                            proven_by is not None, proven_by or found_by, stop_reason, n_cand,
-                           ub, source)
+                           ub, source, iis.cut_sets() if iis_bound else None)

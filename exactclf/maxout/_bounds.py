@@ -25,10 +25,10 @@ import numpy as np
 
 from .._combinatorics import n_combinations
 from .._geometry import affine_frame
+from ..linear._bounds import LowerBound, conflict_bound
 from ._exact import exact_union, union_on
 
-__all__ = ["PLANE_RATE", "PolarityBound", "conflict_bound", "partition_bound",
-           "spatial_blocks"]
+__all__ = ["PLANE_RATE", "PartitionBound", "partition_bound", "spatial_blocks"]
 
 #: candidate K-tuples (before pruning) of one block's exact search, at the first block size
 _FIRST_BLOCK_TUPLES = 2e7
@@ -51,23 +51,14 @@ _MAX_BLOCK_TUPLES = 1e10
 
 
 @dataclass
-class PolarityBound:
-    """A proven lower bound on one polarity's optimum: ``value``, how (``method``:
-    ``"conflicts"``, ``"partition"`` or ``"exact"``), a description of the best partition,
-    whether Ctrl-C stopped its computation, the block size where a later call goes on and
-    the predicted seconds of one of its block searches."""
+class PartitionBound(LowerBound):
+    """A :class:`~exactclf.linear._bounds.LowerBound` on one polarity's optimum
+    (``method``: ``"conflicting duplicates"``, ``"partition"`` or ``"exact"``) with where a
+    later call of :func:`partition_bound` goes on: the block size ``size`` and the predicted
+    seconds of one of its block searches."""
 
-    value: float
-    method: str
-    detail: str = ""
-    interrupted: bool = False
     size: int = 0
-    block_seconds: float = math.inf  # predicted seconds of one block search at ``size``
-
-
-def conflict_bound(want_w: np.ndarray, other_w: np.ndarray) -> PolarityBound:
-    """Conflicting duplicates: every classifier errs on the lighter label of each point."""
-    return PolarityBound(float(np.minimum(want_w, other_w).sum()), "conflicts")
+    block_seconds: float = math.inf
 
 
 def spatial_blocks(Z: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -105,6 +96,47 @@ def _first_size(n: int, dim: int, K: int, limit: float) -> int:
     return min(m, n)
 
 
+def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadline,
+                   block_seconds, dim) -> tuple[float, int, int, bool]:
+    """One partition's bound: the sum of its blocks' proven optima, the blocks searched and
+    solved, and whether Ctrl-C stopped a block search.
+
+    A block not solved counts with its conflicting duplicates, as do the blocks after the
+    sum proves ``target``, after the ``deadline`` (a ``time.perf_counter()`` value) or a
+    block whose family alone would outlast it. ``inside`` (a network's union, or None)
+    caps each block's search at that network's errors there, plus one, and gives ``-inf``
+    as soon as the sum can no longer exceed ``beat``.
+    """
+    total, solved, searched = 0.0, 0, 0
+    # what each block can still add at most (its optimum is at most the heuristic's
+    # errors there): a partition that cannot beat the best sum is dropped early
+    ceiling = ([float(other_w[b][inside[b]].sum() + want_w[b][~inside[b]].sum())
+                for b in blocks] if inside is not None else None)
+    floor = [conflict_bound(want_w[b], other_w[b]).value for b in blocks]
+    for k, block in enumerate(blocks):
+        if ceiling is not None and total + sum(ceiling[k:]) <= beat:
+            return -np.inf, searched, solved, False
+        left = deadline - time.perf_counter()
+        # already a proof of the target, or out of time: the rest count with their conflicts
+        if (total + sum(floor[k:]) >= target or left <= 0
+                or n_combinations(len(block), dim) > left * PLANE_RATE):
+            return total + sum(floor[k:]), searched, solved, False
+        # the heuristic's errors on the block, plus one: a cap that keeps the optimum
+        cap = np.inf if ceiling is None else ceiling[k] + 1
+        res = exact_union(Z[block], want_w[block], other_w[block], K, upper_bound=cap,
+                          time_limit=min(left, max(_MIN_BLOCK_SECONDS,
+                                                   _BLOCK_SLACK * block_seconds)))
+        searched += 1
+        if res.complete:
+            total += min(res.value, cap)
+            solved += 1
+        else:
+            total += floor[k]
+        if res.stop_reason == "interrupted":
+            return total + sum(floor[k + 1:]), searched, solved, True
+    return total, searched, solved, False
+
+
 def partition_bound(
     Z: np.ndarray,
     want_w: np.ndarray,
@@ -114,11 +146,11 @@ def partition_bound(
     time_limit: float,
     planes=None,
     random_state: int | np.random.Generator | None = 0,
-    start: PolarityBound | None = None,
+    start: PartitionBound | None = None,
     target: float = np.inf,
     block_size: int | None = None,
     max_partitions: int | None = None,
-) -> PolarityBound:
+) -> PartitionBound:
     """The best partition bound (see the module docstring) found within ``time_limit``.
 
     Parameters
@@ -135,7 +167,7 @@ def partition_bound(
         cap the block's search, which then proves the block's optimum sooner.
     random_state : int, Generator or None
         Seeds the grid directions.
-    start : PolarityBound, optional
+    start : PartitionBound, optional
         A bound already known (returned if no partition beats it); partitions start at its
         ``size`` (the first call: blocks whose search has about 2e7 K-tuples).
     target : float, default=inf
@@ -149,12 +181,13 @@ def partition_bound(
 
     Returns
     -------
-    PolarityBound
+    PartitionBound
         ``interrupted`` when Ctrl-C stopped a block search (the bound is still valid).
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(random_state)
-    best = conflict_bound(want_w, other_w)
+    conflicts = conflict_bound(want_w, other_w)
+    best = PartitionBound(conflicts.value, conflicts.method)
     if start is not None and start.value > best.value:
         best = start
     n = len(Z)
@@ -171,45 +204,14 @@ def partition_bound(
         while True:
             tp = time.perf_counter()
             blocks = spatial_blocks(Z, m, rng)
-            total, solved, searched = 0.0, 0, 0
-            # what each block can still add at most (its optimum is at most the heuristic's
-            # errors there): a partition that cannot beat the best sum is dropped early
-            ceiling = ([float(other_w[b][inside[b]].sum() + want_w[b][~inside[b]].sum())
-                        for b in blocks] if inside is not None else None)
-            floor = [conflict_bound(want_w[b], other_w[b]).value for b in blocks]
-            for k, block in enumerate(blocks):
-                if ceiling is not None and total + sum(ceiling[k:]) <= best.value:
-                    total = -np.inf
-                    break
-                if total + sum(floor[k:]) >= target:
-                    # already a proof of the target: the rest count with their conflicts
-                    total += sum(floor[k:])
-                    break
-                left = time_limit - (time.perf_counter() - t0)
-                if left <= 0 or n_combinations(len(block), dim) > left * PLANE_RATE:
-                    total += sum(floor[k:])
-                    break
-                w_in, w_out = want_w[block], other_w[block]
-                # the heuristic's errors on the block, plus one: a cap that keeps the optimum
-                cap = np.inf if ceiling is None else ceiling[k] + 1
-                res = exact_union(Z[block], w_in, w_out, K, upper_bound=cap,
-                                  time_limit=min(left, max(_MIN_BLOCK_SECONDS,
-                                                           _BLOCK_SLACK * block_seconds)))
-                searched += 1
-                if res.complete:
-                    total += min(res.value, cap)
-                    solved += 1
-                else:
-                    total += floor[k]
-                if res.stop_reason == "interrupted":
-                    best.interrupted = True
-                    total += sum(floor[k + 1:])
-                    break
+            total, searched, solved, interrupted = _partition_sum(
+                Z, want_w, other_w, K, blocks, inside, beat=best.value, target=target,
+                deadline=t0 + time_limit, block_seconds=block_seconds, dim=dim)
+            best.interrupted = best.interrupted or interrupted
             whole = len(blocks) == 1 == solved  # the exact optimum itself
             if total > best.value or (whole and total >= best.value):
-                best = PolarityBound(total, "exact" if whole else "partition",
-                                     f"{solved}/{len(blocks)} blocks of ~{m} points solved",
-                                     best.interrupted)
+                best = PartitionBound(total, "exact" if whole else "partition",
+                                      interrupted=best.interrupted)
             n_partitions += 1
             # larger blocks bound better: grow while the next partition is predicted to fit,
             # else try another grid of the same size

@@ -6,17 +6,23 @@
   ``mu``.
 * :func:`dual_lower_bound` turns any nonnegative weights on LP rows into a lower bound on
   ``R*``.
+* :func:`dual_point` optimizes such weights over all rows (column generation from the rows
+  most violated at a given ``mu``): the dual point that the certificate of
+  :class:`~exactclf.mrc.MRCCCG` carries.
 """
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import logsumexp, softmax
 
 from .._backend import REFERENCE, Backend
 from .._backend._mrc_kernels import most_violated_cpu, most_violated_xp
+from ._lp import HighsLP
 
 __all__ = [
     "RiskEvaluation",
@@ -26,6 +32,8 @@ __all__ = [
     "most_violated_bruteforce",
     "dual_lower_bound",
     "mixture_lower_bound",
+    "DualPoint",
+    "dual_point",
 ]
 
 
@@ -134,10 +142,11 @@ def dual_lower_bound(U, masks, alpha, tau, lam, zero_tol: float = 0.0, embedding
     every ``(i, {y_i})``) has ``z = 0`` and ``D = 0``; mixing it in with weight ``t`` scales
     ``z`` and ``D`` by ``1 - t``, so the smallest ``t`` with ``(1 - t) |z| <= lambda`` gives
     the bound ``(1 - t) D(a)``. No row or feature needs to be in the LP for this: the bound
-    holds for any ``alpha``, priced over *every* feature. On a coordinate with
-    ``lambda_j = 0`` no mixing helps; there ``|z_j| <= zero_tol`` (a rounding tolerance: at a
-    dual optimum that ``z_j`` is exactly 0) is accepted as zero, a larger ``|z_j|`` gives the
-    trivial bound 0.
+    holds for any ``alpha``, priced over *every* feature. An excess ``|z_j| - lambda_j <=
+    zero_tol`` is accepted as rounding (at a dual optimum the exact ``|z_j|`` is at most
+    ``lambda_j``; where ``lambda_j`` is itself at rounding level, say a feature constant
+    within a class, mixing would otherwise pay the whole bound for it). On a coordinate with
+    ``lambda_j = 0`` no mixing helps: a larger ``|z_j|`` gives the trivial bound 0.
 
     Parameters
     ----------
@@ -216,9 +225,181 @@ def mixture_lower_bound(U, Q, values, alpha, tau, lam, zero_tol: float = 0.0, em
     z = np.asarray(U.T @ (E * w[:, None])).T.ravel() - tau
     az = np.abs(z)
     excess = az - lam
-    over = excess > 0.0
+    over = excess > zero_tol
     scaled = over & (lam > 0.0)
-    if np.any(over & (lam == 0.0) & (az > zero_tol)):
+    if np.any(over & (lam == 0.0)):
         return 0.0, excess
     t = float(np.max(1.0 - lam[scaled] / az[scaled])) if scaled.any() else 0.0
     return max((1.0 - t) * D, 0.0), excess
+
+
+class DualPoint(NamedTuple):
+    """Weights on rows that prove a lower bound on ``R*`` (:func:`mixture_lower_bound`).
+
+    Row ``r`` is sample ``sample[r]`` with the label distribution ``Q[r]`` (0-1 loss: uniform
+    on a label subset); ``class_alpha[c]`` weighs the class-average row of class ``c`` (the
+    weighted mean of its samples' singleton rows: label ``c``, value 0). ``bound`` is what
+    the weights prove, every feature priced.
+    """
+
+    sample: np.ndarray
+    Q: np.ndarray
+    alpha: np.ndarray
+    class_alpha: np.ndarray
+    bound: float
+
+
+#: rows a round of :func:`dual_point` adds at most (the most attractive, one per sample)
+_ROWS_PER_ROUND = 100
+#: LP solves of :func:`dual_point` at most
+_MAX_ROUNDS = 200
+
+
+def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: float,
+               sample_weight=None, embedding=None, zero_tol: float = 0.0,
+               deadline: float | None = None) -> DualPoint:
+    """A dual point of the MRC program over *all* its rows, by column generation from the
+    rows most violated at the scores ``V``.
+
+    The dual of the MRC program maximizes ``sum_r a_r values[r]`` over weights ``a >= 0``
+    summing to 1 on its rows subject to ``|z| <= lambda`` on every feature; its value is
+    ``R*``. The LP over a subset of rows (with the class-average rows, which alone make it
+    feasible: the class proportions give ``z = 0``) is solved by HiGHS' simplex; the duals
+    ``eta`` of its feature constraints price every other row: the gain of a row of sample
+    ``i`` is, with the scores ``s_i = Phi(x_i, .)^T eta``, ``(sum_{y in C} s_iy - 1) / |C| +
+    1`` for the 0-1 row ``(i, C)`` (largest for ``C`` the ``k`` largest scores, some ``k``)
+    and ``q^T s_i + H(q)`` for the log loss's row ``(i, q)`` (largest, ``LSE(s_i)``, for ``q``
+    the softmax of ``s_i``), less the dual of ``sum a = 1``. Rows gaining more than ``tol``
+    are added (the best row of each of the ``_ROWS_PER_ROUND`` best samples) and the LP
+    re-solved warm, until none does (the LP's value is then within ``tol`` of ``R*``), after
+    ``_MAX_ROUNDS`` solves, or at ``deadline``. The first LP has the best rows at ``V``: at an
+    optimal ``mu`` the rows carrying an optimal dual point are among the most violated. For
+    the log loss, a sample's rows are finally merged into one (the same ``z``; the entropy is
+    concave, so the value only rises). The simplex vertex meets ``|z| <= lambda`` only to the
+    solver's tolerance (its tightest: a violation costs the bound in proportion to it over
+    ``lambda``, which may be tiny); :func:`mixture_lower_bound` repairs that, so ``bound``
+    holds exactly.
+
+    Parameters
+    ----------
+    Psi : ndarray or scipy.sparse matrix of shape (n_samples, d)
+    y : ndarray of shape (n_samples,)
+        Class indices.
+    n_classes : int
+    tau, lam : ndarray of shape (q * d,)
+    V : ndarray of shape (n_samples, n_classes)
+        The scores ``Phi(x_i, y)^T mu`` of a (nearly) optimal ``mu``.
+    loss : {"0-1", "log"}, default="0-1"
+    tol : float
+        Rows gaining at most this are not added.
+    sample_weight : ndarray of shape (n_samples,) or None
+    embedding : ndarray of shape (n_classes, q) or None
+    zero_tol : float, default=0.0
+        See :func:`dual_lower_bound`.
+    deadline : float or None, default=None
+        A ``time.perf_counter()`` by which the LP solves end (the first gets at least 1 ms;
+        cut off, it leaves the class-average rows alone, a bound of 0).
+
+    Returns
+    -------
+    DualPoint
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Psi, y = np.ones((4, 1)), np.array([0, 0, 1, 1])
+    >>> tau, lam = np.array([0.5, 0.5]), np.zeros(2)
+    >>> point = dual_point(Psi, y, 2, tau, lam, np.zeros((4, 2)), tol=1e-9)
+    >>> float(point.bound)  # one feature: R* is the uniform rule's 1/2
+    0.5
+    """
+    n, d = Psi.shape
+    K = n_classes
+    B = np.eye(K) if embedding is None else np.asarray(embedding, dtype=np.float64)
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    onehot = np.zeros((n, K))
+    onehot[np.arange(n), y] = w
+    class_weight = onehot.sum(axis=0)
+    centroids = np.asarray(Psi.T @ onehot).T / class_weight[:, None]
+    m = len(tau)
+    # the dual LP: a row per feature (tau - lambda <= z + tau <= tau + lambda) and sum a = 1;
+    # a column per MRC row, added as generated, re-solved warm by the primal simplex
+    lp = HighsLP(tol=1e-10)
+    lp.add_rows(np.r_[tau - lam, 1.0], np.r_[tau + lam, 1.0], np.zeros(m + 1, dtype=np.int32),
+                np.empty(0, dtype=np.int32), np.empty(0))
+    gain, Q_best, value_best = _best_rows(V, loss)
+    sample = np.argsort(-gain, kind="stable")[:_ROWS_PER_ROUND]
+    Q, values = Q_best[sample], value_best[sample]
+    _add_dual_columns(lp, centroids, np.eye(K), np.zeros(K), B)
+    _add_dual_columns(lp, Psi[sample], Q, values, B)
+    for round_ in range(1, _MAX_ROUNDS + 1):
+        res = lp.solve("primal", None if deadline is None else deadline - time.perf_counter())
+        if not res.optimal:  # the class-average rows alone, by the class proportions: z = 0
+            a = np.r_[class_weight, np.zeros(len(sample))]
+            break
+        a = np.maximum(res.x, 0.0)
+        if round_ == _MAX_ROUNDS or (deadline is not None and time.perf_counter() > deadline):
+            break
+        eta = res.row_dual[:m]
+        gain, Q_best, value_best = _best_rows(
+            np.asarray(Psi @ eta.reshape(B.shape[1], d).T) @ B.T, loss)
+        new = np.flatnonzero(gain + res.row_dual[m] > tol)
+        if not len(new):
+            break
+        new = new[np.argsort(-gain[new], kind="stable")][:_ROWS_PER_ROUND]
+        sample = np.r_[sample, new]
+        Q, values = np.vstack([Q, Q_best[new]]), np.r_[values, value_best[new]]
+        _add_dual_columns(lp, Psi[new], Q_best[new], value_best[new], B)
+    class_alpha, alpha = a[:K], a[K:]
+    if loss == "log":
+        P = np.zeros((n, K))
+        np.add.at(P, sample, alpha[:, None] * Q)
+        sample = np.flatnonzero(P.sum(axis=1) > 0.0)
+        alpha = P[sample].sum(axis=1)
+        Q = P[sample] / alpha[:, None]
+        values = _entropy(Q)
+    else:
+        used = alpha > 0.0
+        sample, Q, values, alpha = sample[used], Q[used], values[used], alpha[used]
+    bound, _ = mixture_lower_bound(_stack(centroids, Psi[sample]), np.vstack([np.eye(K), Q]),
+                                   np.r_[np.zeros(K), values], np.r_[class_alpha, alpha], tau,
+                                   lam, zero_tol, embedding)
+    return DualPoint(sample, Q, alpha, class_alpha, float(bound))
+
+
+def _best_rows(S, loss: str):
+    """Per sample, the largest ``q^T s + value`` over its rows, and that row's ``q`` and
+    value: the 0-1 loss's subsets (the ``k`` largest scores, the best ``k``), or the log
+    loss's distributions (the softmax)."""
+    if loss == "log":
+        Q = softmax(S, axis=1)
+        return logsumexp(S, axis=1), Q, _entropy(Q)
+    n, K = S.shape
+    order = np.argsort(-S, axis=1, kind="stable")
+    top = np.cumsum(np.take_along_axis(S, order, axis=1), axis=1)
+    g = (top - 1.0) / np.arange(1, K + 1) + 1.0
+    size = np.argmax(g, axis=1) + 1
+    masks = np.argsort(order, axis=1) < size[:, None]
+    return g[np.arange(n), size - 1], masks / size[:, None], 1.0 - 1.0 / size
+
+
+def _stack(centroids, rows):
+    if sp.issparse(rows):
+        return sp.vstack([sp.csr_matrix(centroids), rows], format="csr")
+    return np.vstack([centroids, rows])
+
+
+def _entropy(Q):
+    return -np.sum(Q * np.log(np.where(Q > 0.0, Q, 1.0)), axis=1)
+
+
+def _add_dual_columns(lp, U, Q, values, B) -> None:
+    """Columns of the rows ``(U[r], Q[r], values[r])`` in the dual LP: cost ``-values[r]``,
+    the features ``(Q[r] B) (x) U[r]`` (layout ``k * d + l``) and a 1 in the row of ``sum a``."""
+    E = Q @ B
+    U = sp.csr_matrix(U)
+    G = sp.vstack([sp.csr_matrix(U.multiply(E[:, [k]]).T) for k in range(E.shape[1])]
+                  + [sp.csr_matrix(np.ones((1, len(values))))], format="csc")
+    G.sort_indices()
+    lp.add_cols(-np.asarray(values, dtype=np.float64), np.zeros(len(values)),
+                np.full(len(values), np.inf), G.indptr[:-1], G.indices, G.data)

@@ -45,41 +45,21 @@ re-solves it warm from the previous basis with the dual simplex, evaluates the m
 subset of *every* training sample, adds the ``n_max`` most violated constraints (violation >
 ``eps1``) and, with column generation, the ``m_max`` features whose dual constraint
 ``|F^T alpha - tau| <= lambda`` is violated by more than ``eps2`` (``alpha``: the negated row
-duals). Rows whose slack has stayed basic for ``_DROP_AFTER`` solves are deleted, but only
-after the LP value has risen since the previous deletion (so no cycling), and may be generated
-again later. Every iterate is certified both ways: ``upper_ = min R(mu)``, evaluated exactly
-over all samples and subsets, and ``lower_ = max D``, the dual bound above over all features.
+duals). Rows that have stayed inactive are deleted (:class:`~._rows.RowPool`). Every
+iterate is certified both ways: ``upper_ = min R(mu)``, evaluated exactly over all samples
+and subsets, and ``lower_ = max D``, the dual bound above over all features.
 When no row is violated by more than ``eps1`` and no feature by more than ``eps2``, but the
 bound is still more than ``eps1`` below ``upper_`` (features violated by less than ``eps2``
 cost the bound ``D`` in proportion to their violation), every violated feature is added and
 the generation goes on; so on convergence ``R* in [lower_, upper_]`` and ``upper_ - lower_
 <= eps1`` (up to the LP solver's tolerance).
 
-Box step: the restricted LP of the first iterations, cut by few rows, puts ``mu`` far from
-the optimum (``R(mu)`` of 4-7 where ``R*`` is 0.73, on make_classification with 5 classes),
-and the rows generated there are mostly deleted again. So every solve keeps ``mu`` in a box
-around the best iterate so far (``mu1_j <= max(c_j, 0) + r_j``, ``mu2_j <= max(-c_j, 0) +
-r_j``: column bounds, which the dual simplex re-solves warm), with ``r_j`` the radius over
-feature ``j``'s largest ``|Phi_j|``, so that a step moves any score by at most the radius
-per feature. The box binds where a column sits at its bound with a negative reduced cost
-(lifting the bound would lower the LP value; at a zero reduced cost, on a flat optimal face,
-it would not). The radius doubles after every solve at which the box binds, the generation
-never ends while it binds (an LP point where no bound binds is the restricted LP's optimum,
-as without the box), and after 30 doublings the box is dropped. The certificates do not
-depend on it: ``upper_`` is ``R(mu)`` evaluated exactly, and the dual bound uses the row
-duals only (the box's duals show up as dual infeasible features, which the mixing
-repairs). Measured in ``benchmarks/results/mrc_vs_baselines.txt`` with ``n_max=200``:
-make_classification, 5 classes, about twice as fast; the Fourier datasets 10-40 % faster.
+Box step (:mod:`._box`): every solve keeps ``mu`` in a box around the best iterate so far,
+whose radius grows while the box binds; the generation never ends while it binds, and the
+certificates do not depend on it.
 
-Why this form (measured on ai4i, 10000 samples, 400 random Fourier features, so dense rows):
-the LP dual of the above (generated constraints as columns, features as rows: a smaller basis)
-needed 5000-18000 primal-simplex pivots per warm re-solve and over 1200 s per fit; in this
-form each re-solve takes a few hundred to two thousand dual-simplex pivots. Deleting inactive
-rows keeps every pivot cheap (the LP stays near a thousand rows instead of growing by
-``n_max`` per iteration). After new feature columns, HiGHS' dual simplex (which repairs the
-few dual infeasibilities) re-solves in tens to hundreds of pivots where its primal simplex took
-thousands of degenerate ones. Cuts found at the midpoint of the LP point and the best iterate
-(in-out stabilization) cost more iterations than they saved in this form.
+The measurements behind this form (primal LP, dual simplex, row deletion, the box step) are in
+``benchmarks/results/mrc_ccg_history.txt``.
 """
 
 from __future__ import annotations
@@ -88,24 +68,15 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._backend import REFERENCE, Backend
 from ._bounds import dual_lower_bound, minimax_risk
+from ._box import Box
 from ._lp import make_lp
-from ._rows import lp_columns, lp_costs, lp_rows, stack_rows
+from ._rows import RowPool, lp_columns, lp_costs
+from ._training import TrainingSet
 
-__all__ = ["mrc_ccg", "CCGResult"]
-
-#: a row whose slack has been basic in this many consecutive solves is deleted
-_DROP_AFTER = 3
-#: box step: every LP solve keeps mu within this radius of the best iterate, in units of
-#: score (feature j moves by at most radius / max_i |Phi_j(x_i)|); the radius grows by
-#: _BOX_GROWTH after every solve at which the box binds, and after _BOX_GROWTHS growths the
-#: box is dropped (radii near the float64 range would make the LP meaningless)
-_BOX_RADIUS = 0.1
-_BOX_GROWTH = 2.0
-_BOX_GROWTHS = 30
+__all__ = ["mrc_ccg", "CCGResult", "run_generation", "ZeroOneProgram"]
 
 
 @dataclass
@@ -126,6 +97,226 @@ class CCGResult:
     lp_solver: str = "highs"
     max_violation: float = 0.0
     stop_reason: str | None = None
+
+
+def run_generation(program, max_iter: int, time_limit: float | None,
+                   t_start: float) -> CCGResult:
+    """The generation loop of both losses: solve, certify, extend, until nothing is violated.
+
+    ``program`` is the restricted program, with ``solve(it, remaining)`` (solve it within
+    ``remaining`` seconds, None: no limit, and return the iterate ``(R(mu), mu, nu)`` certified
+    over all samples, or None when the time limit stopped the solver), ``bound()`` (a lower
+    bound on ``R*`` from the last solve), ``extend(it, best, lower)`` (add what the last iterate
+    violates, given the best iterate and bound so far; True when nothing is: converged),
+    ``risk(mu)`` (``(R(mu), mu, nu)``) and the fields ``max_violation``, ``n_constraints``,
+    ``n_lp_rows``, ``active_features`` and ``lp_solver`` of the result.
+
+    ``max_iter``, ``time_limit`` (seconds since ``t_start``, a :func:`time.perf_counter`
+    value) and ``KeyboardInterrupt`` (Ctrl-C) stop the generation; the result is then the best
+    certified iterate so far (``mu = 0``, the uniform rule, before the first solve), with the
+    best lower bound so far and ``stop_reason`` saying why.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from exactclf.mrc import mrc_statistics
+    >>> Psi, y = np.c_[np.ones(5), [1.0, 2.0, 3.0, 5.0, 6.0]], np.array([1, 0, 1, 0, 0])
+    >>> data = TrainingSet(Psi, y, 2, *mrc_statistics(Psi, y, 2, 0.3))
+    >>> program = ZeroOneProgram(data, eps1=1e-9, eps2=1e-9, n_max=10, m_max=10, tol=1e-9)
+    >>> res = run_generation(program, 100, 0.0, time.perf_counter())  # no time: mu = 0
+    >>> res.stop_reason, res.n_iter, res.upper  # the uniform rule's certified risk
+    ('time_limit', 0, 0.5)
+    >>> res = run_generation(program, 100, None, time.perf_counter())
+    >>> res.converged, res.stop_reason, bool(res.upper - res.lower < 1e-7)
+    (True, None, True)
+    """
+    best = None
+    R_hist, L_hist = [], []
+    converged = False
+    stop_reason = "max_iter"
+    lower = 0.0  # R* >= 0: the empirical distribution is a feasible dual point
+    try:
+        for it in range(1, max_iter + 1):
+            remaining = None
+            if time_limit is not None:
+                remaining = time_limit - (time.perf_counter() - t_start)
+                if remaining <= 0.0:
+                    stop_reason = "time_limit"
+                    break
+            iterate = program.solve(it, remaining)
+            if iterate is None:
+                stop_reason = "time_limit"
+                break
+            R, mu, nu = iterate
+            if best is None or R < best[0]:
+                best = (R, mu.copy(), nu)
+            R_hist.append(R)
+            bound = program.bound()
+            lower = max(lower, bound)
+            L_hist.append(bound)
+            if program.extend(it, best, lower):
+                converged = True
+                stop_reason = None
+                break
+    except KeyboardInterrupt:
+        stop_reason = "interrupted"
+
+    if best is None:  # stopped before the first solution: the uniform rule mu = 0
+        best = program.risk(np.zeros(program.data.m))
+    R, mu, nu = best
+    return CCGResult(
+        mu=mu, upper=R, nu=nu, lower=float(lower), n_iter=len(R_hist), converged=converged,
+        R_history=R_hist, lower_history=L_hist, n_constraints=program.n_constraints,
+        n_lp_rows=program.n_lp_rows, active_features=program.active_features,
+        lp_solver=program.lp_solver, max_violation=program.max_violation,
+        stop_reason=stop_reason,
+    )
+
+
+class ZeroOneProgram:
+    """The persistent restricted LP of the 0-1 MRC (module docstring), as
+    :func:`run_generation` steps it: its columns are ``nu`` and ``mu1, mu2`` of the active
+    features, its rows a :class:`~._rows.RowPool`, and a :class:`~._box.Box` bounds the
+    columns around the best iterate. New rows keep the previous basis dual feasible, and after
+    new feature columns the dual simplex repairs their few dual infeasibilities faster than the
+    primal simplex. Parameters as for :func:`mrc_ccg`; :func:`run_generation` has an example.
+    """
+
+    def __init__(self, data: TrainingSet, *, eps1: float, eps2: float, n_max: int, m_max: int,
+                 lp_solver: str = "highs", tol: float = 1e-6, backend: Backend = REFERENCE,
+                 verbose: int = 0):
+        self.data = data
+        self.eps1, self.eps2, self.n_max, self.m_max, self.tol = eps1, eps2, n_max, m_max, tol
+        self.backend, self.verbose = backend, verbose
+        # scores on the device: a sparse Psi stays on the CPU (the product is dense and small)
+        self.Psi_dev = data.Psi if data.sparse else backend.xp.asarray(data.Psi)
+        self.active = self._initial_features()
+        self.is_active = np.zeros(data.m, dtype=bool)
+        self.is_active[self.active] = True
+        self.lp = make_lp(lp_solver, tol=tol, verbose=verbose)
+        # column 0: nu (free); columns 1 + 2p, 2 + 2p: mu1, mu2 of feature active[p]
+        n_cols = 1 + 2 * len(self.active)
+        self.lp.add_cols(np.r_[1.0, lp_costs(data.tau, data.lam, self.active)],
+                         np.r_[-np.inf, np.zeros(n_cols - 1)], np.full(n_cols, np.inf))
+        self.box = Box(np.kron(np.abs(data.B).max(axis=0), data.col_top))
+        # per class, the (weighted) average of its singleton rows: implied by the MRC LP, and
+        # with the class proportions as alpha the dual is feasible: bounded from the start
+        self.rows = RowPool(self.lp, data.centroids, self.active, data.B, data.sparse)
+        self.n_constraints = data.K
+        self.max_violation = np.inf
+
+    def _initial_features(self) -> np.ndarray:
+        """All features, or the ``m_max`` with the largest class-mean deviation."""
+        data = self.data
+        if data.m <= self.m_max:
+            return np.arange(data.m)
+        w, lam = data.w, data.lam
+        mean_psi = np.asarray(data.Psi.T @ w).ravel() / w.sum()
+        dev = np.abs(data.tau - np.outer(data.class_weight / w.sum() @ data.B, mean_psi).ravel())
+        score = np.where(lam > 0, dev / np.where(lam > 0, lam, 1.0), np.where(dev > 0, np.inf, 0))
+        return np.sort(np.argsort(-score, kind="stable")[:self.m_max])
+
+    @property
+    def n_lp_rows(self) -> int:
+        return self.lp.n_rows
+
+    @property
+    def lp_solver(self) -> str:
+        return self.lp.name  # "highs" after a fallback from Gurobi
+
+    @property
+    def active_features(self) -> np.ndarray:
+        return np.sort(self.active)
+
+    def _evaluate(self, mu):
+        data = self.data
+        return minimax_risk(self.Psi_dev, mu, data.tau, data.lam, data.K, self.backend, data.B)
+
+    def risk(self, mu):
+        ev = self._evaluate(mu)
+        return ev.R, mu, ev.nu
+
+    def solve(self, it, remaining):
+        self.box.apply(self.lp, self.active)
+        res = self.lp.solve("dual", time_limit=remaining)
+        if res.time_limit_reached:
+            return None
+        if not res.optimal:
+            raise RuntimeError(
+                f"the restricted MRC LP was not solved to optimality by {self.lp.name} "
+                f"(status: {res.status}) at iteration {it}; try lp_solver='highs' or "
+                "another tol"
+            )
+        mu = np.zeros(self.data.m)
+        mu[self.active] = res.x[1::2] - res.x[2::2]
+        self.res = res
+        self.ev = self._evaluate(mu)
+        return self.ev.R, mu, self.ev.nu
+
+    def bound(self) -> float:
+        """The row duals priced over every feature: a rigorous bound on ``R*``, and per
+        feature the violation of its dual constraint ``|F^T alpha - tau| <= lambda``."""
+        data = self.data
+        bound, self.excess = dual_lower_bound(self.rows.U, self.rows.M, -self.res.row_dual,
+                                              data.tau, data.lam, data.zero_tol, data.B)
+        return bound
+
+    def _subsets(self, block):
+        """Masks of the most violated subsets of the samples ``block``: the ``size[i]``
+        largest scores of each."""
+        Vb = self.backend.asnumpy(self.ev.V[self.backend.xp.asarray(block)])
+        rank = np.argsort(np.argsort(-Vb, axis=1, kind="stable"), axis=1)
+        return rank < self.ev.size[block][:, None]
+
+    def _violated_features(self, finishing: bool) -> np.ndarray:
+        """The ``m_max`` inactive features most violated by more than ``eps2``."""
+        if self.is_active.all():
+            return np.empty(0, dtype=np.int64)
+        dv = np.where(self.is_active, -np.inf, self.excess)
+        cand = np.flatnonzero(dv > self.eps2)
+        if finishing and len(cand) == 0:
+            # generation is done, but features violated by less than eps2 keep the bound more
+            # than eps1 below R(mu): add every violated one
+            cand = np.flatnonzero(dv > np.where(self.data.lam > 0.0, 0.0, self.data.zero_tol))
+        return np.sort(cand[np.argsort(-dv[cand], kind="stable")][:self.m_max])
+
+    def _add_features(self, feats) -> None:
+        data = self.data
+        starts, idx, val = lp_columns(self.rows.U, self.rows.M, feats, data.d, data.B)
+        self.lp.add_cols(lp_costs(data.tau, data.lam, feats), np.zeros(2 * len(feats)),
+                         np.full(2 * len(feats), np.inf), starts, idx, val)
+        self.active = np.concatenate([self.active, feats])
+        self.is_active[feats] = True
+
+    def extend(self, it, best, lower) -> bool:
+        res, ev = self.res, self.ev
+        self.box.update(res, best[1], self.tol)
+        # the n_max most violated samples (ties: lowest index), with their subsets
+        viol = ev.g - res.x[0]
+        self.max_violation = float(viol.max())
+        cand = np.flatnonzero(viol > self.eps1)
+        cand = cand[np.argsort(-viol[cand], kind="stable")]
+        new_idx, new_M, new_keys = self.rows.new_rows(cand, self._subsets, self.n_max)
+        new_feats = self._violated_features(not new_idx and best[0] - lower > self.eps1)
+        n_deleted = self.rows.age_and_drop(res, bool(new_idx))
+        if self.verbose:
+            print(
+                f"[MRCCCG] iter {it:4d}  LP {res.objective:.8f}  R(mu) {ev.R:.8f}  "
+                f"lower {lower:.8f}  max violation {self.max_violation:.2e}  simplex "
+                f"iterations {res.iterations}  LP rows {self.lp.n_rows}  features "
+                f"{len(self.active)}/{self.data.m}  +rows {len(new_idx)}  -rows {n_deleted}  "
+                f"+features {len(new_feats)}  {self.box}"
+            )
+        if not new_idx and len(new_feats) == 0:
+            # the restricted LP's optimum may lie outside a binding box
+            return not self.box.binds
+        if len(new_feats):
+            self._add_features(new_feats)
+        if new_idx:
+            self.rows.add(self.data.Psi[np.asarray(new_idx)], np.asarray(new_M), new_keys,
+                          self.active)
+            self.n_constraints += len(new_idx)
+        return False
 
 
 def mrc_ccg(
@@ -150,19 +341,10 @@ def mrc_ccg(
 ) -> CCGResult:
     """Solve the 0-1 MRC LP by constraint (and column) generation over all ``n`` samples.
 
-    The persistent LP is the MRC LP restricted to the generated constraints (its rows) and the
-    active features (its columns ``nu, mu1_j, mu2_j``), re-solved from the previous basis by
-    the dual simplex: new rows keep that basis dual feasible, and after new feature columns the
-    dual simplex repairs their few dual infeasibilities faster than the primal simplex. Rows
-    whose slack has stayed basic for ``_DROP_AFTER`` solves are deleted (the current solution
-    stays optimal, so the LP value does not drop) whenever the LP value has risen since the
-    last deletion, which keeps the LP small without allowing cycles. ``alpha``, the negated row
-    duals, prices every feature: it gives :func:`~._bounds.dual_lower_bound` and the features
-    to add.
-
-    ``time_limit`` and ``KeyboardInterrupt`` (Ctrl-C) stop the generation; the result is then
-    the best certified iterate so far (``mu = 0``, the uniform rule, before the first LP
-    solve), with the best lower bound so far and ``stop_reason`` saying why.
+    The persistent LP (module docstring; :class:`ZeroOneProgram`) is re-solved warm by the dual
+    simplex; ``alpha``, the negated row duals, prices every feature: it gives
+    :func:`~._bounds.dual_lower_bound` and the features to add. ``time_limit`` and
+    ``KeyboardInterrupt`` (Ctrl-C) stop the generation (:func:`run_generation`).
 
     Parameters
     ----------
@@ -204,221 +386,7 @@ def mrc_ccg(
     (True, True)
     """
     t_start = time.perf_counter()
-    n, d = Psi.shape
-    K = n_classes
-    B = np.eye(K) if embedding is None else np.asarray(embedding, dtype=np.float64)
-    m = B.shape[1] * d
-    sparse = sp.issparse(Psi)
-    if sparse:
-        Psi = sp.csr_matrix(Psi)
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    # scores on the device: a sparse Psi stays on the CPU (the product is dense and small)
-    Psi_dev = Psi if sparse else backend.xp.asarray(Psi)
-    class_weight = np.bincount(y, weights=w, minlength=K)
-
-    # initial features: all, or the m_max with the largest class-mean deviation
-    if m > m_max:
-        mean_psi = np.asarray(Psi.T @ w).ravel() / w.sum()
-        dev = np.abs(tau - np.outer(class_weight / w.sum() @ B, mean_psi).ravel())
-        score = np.where(lam > 0, dev / np.where(lam > 0, lam, 1.0), np.where(dev > 0, np.inf, 0))
-        active = np.sort(np.argsort(-score, kind="stable")[:m_max])
-    else:
-        active = np.arange(m)
-    is_active = np.zeros(m, dtype=bool)
-    is_active[active] = True
-
-    # the largest |psi_j| of every column: the box step's unit (below) and the rounding scale
-    col_top = (np.asarray(abs(Psi).max(axis=0).todense()).ravel() if sparse
-               else np.abs(Psi).max(axis=0))
-    # z of a coordinate with lambda = 0 is a weighted mean of psi values: in exact arithmetic 0
-    # at a dual optimum, in floating point a rounding error far below this
-    zero_tol = 1e-12 * max(float(col_top.max()), 1e-300)
-
-    lp = make_lp(lp_solver, tol=tol, verbose=verbose)
-    # column 0: nu (free); columns 1 + 2p, 2 + 2p: mu1, mu2 of feature active[p]
-    lp.add_cols(np.r_[1.0, lp_costs(tau, lam, active)], np.r_[-np.inf, np.zeros(2 * len(active))],
-                np.full(1 + 2 * len(active), np.inf))
-
-    # the box step (module docstring): a feature's unit is its largest |Phi_j|
-    unit = np.kron(np.abs(B).max(axis=0), col_top)
-    unit = np.where(unit > 0.0, unit, 1.0)
-    radius = _BOX_RADIUS
-    growths = 0
-    center = np.zeros(m)
-
-    def set_box():
-        """Bound mu1, mu2 of the active features to the box around ``center`` (no bound
-        once the box is dropped); returns the columns and their upper bounds."""
-        cols = np.arange(1, 1 + 2 * len(active))
-        ub = np.full(2 * len(active), np.inf)
-        if radius is not None:
-            r = radius / unit[active]
-            c = center[active]
-            ub[0::2] = np.maximum(c, 0.0) + r
-            ub[1::2] = np.maximum(-c, 0.0) + r
-        lp.set_col_bounds(cols, np.zeros(len(cols)), ub)
-        return cols, ub
-
-    # the LP's rows: psi-vectors, subset masks, (sample, subset) keys, solves with a basic slack
-    U_rows = sp.csr_matrix((0, d)) if sparse else np.zeros((0, d))
-    M_rows = np.zeros((0, K), dtype=bool)
-    keys: list = []
-    age = np.zeros(0, dtype=np.int64)
-    seen: set = set()  # keys of the rows in the LP
-
-    def add_constraints(U, masks, new_keys):
-        nonlocal U_rows, M_rows, age
-        upper, starts, idx, val = lp_rows(U, masks, active, d, B)
-        lp.add_rows(np.full(U.shape[0], -np.inf), upper, starts, idx, val)
-        U_rows = stack_rows(U_rows, U)
-        M_rows = np.vstack([M_rows, masks])
-        keys.extend(new_keys)
-        age = np.r_[age, np.zeros(U.shape[0], dtype=np.int64)]
-
-    best = None
-    R_hist, L_hist = [], []
-    converged = False
-    stop_reason = "max_iter"
-    n_generated = 0
-    max_viol = np.inf
-    lower = 0.0  # R* >= 0: the empirical distribution is a feasible dual point
-    try:
-        # initial constraints: per class, the (weighted) average of its singleton rows;
-        # implied by the MRC LP, and with the class proportions as alpha the dual is feasible:
-        # bounded from the start. They are never deleted (key None).
-        onehot = np.zeros((n, K))
-        onehot[np.arange(n), y] = w
-        centroids = np.asarray(Psi.T @ onehot).T / class_weight[:, None]
-        add_constraints(centroids, np.eye(K, dtype=bool), [None] * K)
-        n_generated = K
-        drop_level = -np.inf
-        for it in range(1, max_iter + 1):
-            remaining = None
-            if time_limit is not None:
-                remaining = time_limit - (time.perf_counter() - t_start)
-                if remaining <= 0.0:
-                    stop_reason = "time_limit"
-                    break
-            box_cols, box_ub = set_box()
-            res = lp.solve("dual", time_limit=remaining)
-            if res.time_limit_reached:
-                stop_reason = "time_limit"
-                break
-            if not res.optimal:
-                raise RuntimeError(
-                    f"the restricted MRC LP was not solved to optimality by {lp.name} "
-                    f"(status: {res.status}) at iteration {it}; try lp_solver='highs' or "
-                    "another tol"
-                )
-            mu = np.zeros(m)
-            mu[active] = res.x[1::2] - res.x[2::2]
-            nu_lp = res.x[0]
-            ev = minimax_risk(Psi_dev, mu, tau, lam, K, backend, B)
-            if best is None or ev.R < best[0]:
-                best = (ev.R, mu.copy(), ev.nu)
-            R_hist.append(ev.R)
-            # the box binds where a column sits at its bound with a negative reduced cost
-            # (at zero, e.g. on a flat optimal face, lifting the bound gains nothing)
-            at_bound = res.x[box_cols] >= box_ub * (1.0 - 1e-9)
-            binds = radius is not None and bool(np.any(at_bound & (res.col_dual[box_cols]
-                                                                   < -tol)))
-            if binds:
-                growths += 1
-                radius = radius * _BOX_GROWTH if growths < _BOX_GROWTHS else None
-            center = best[1]
-
-            # constraints: the n_max most violated samples (ties: lowest index), each with
-            # the subset of its size[i] largest scores
-            viol = ev.g - nu_lp
-            max_viol = float(viol.max())
-            cand = np.flatnonzero(viol > eps1)
-            cand = cand[np.argsort(-viol[cand], kind="stable")]
-            new_idx, new_M, new_keys = [], [], []
-            for start in range(0, len(cand), n_max):
-                block = cand[start:start + n_max]
-                Vb = backend.asnumpy(ev.V[backend.xp.asarray(block)])
-                rank = np.argsort(np.argsort(-Vb, axis=1, kind="stable"), axis=1)
-                masks = rank < ev.size[block][:, None]
-                for i, mask in zip(block, masks, strict=True):
-                    key = (int(i), mask.tobytes())
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    new_idx.append(i)
-                    new_M.append(mask)
-                    new_keys.append(key)
-                    if len(new_idx) == n_max:
-                        break
-                if len(new_idx) == n_max:
-                    break
-
-            # every feature is priced: a rigorous bound on R* from the row duals, and the
-            # features whose dual constraint |F^T alpha - tau| <= lambda is violated by > eps2
-            bound, excess = dual_lower_bound(U_rows, M_rows, -res.row_dual, tau, lam, zero_tol,
-                                             B)
-            lower = max(lower, bound)
-            L_hist.append(bound)
-            new_feats = np.empty(0, dtype=np.int64)
-            if not is_active.all():
-                dv = np.where(is_active, -np.inf, excess)
-                cand_f = np.flatnonzero(dv > eps2)
-                if not new_idx and len(cand_f) == 0 and best[0] - lower > eps1:
-                    # generation is done, but features violated by less than eps2 keep the
-                    # bound more than eps1 below R(mu): add every violated one
-                    cand_f = np.flatnonzero(dv > np.where(lam > 0.0, 0.0, zero_tol))
-                new_feats = np.sort(cand_f[np.argsort(-dv[cand_f], kind="stable")][:m_max])
-
-            # delete the rows that have stayed inactive, when the LP value rose since last time
-            age = np.where(res.row_basic, age + 1, 0)
-            n_deleted = 0
-            if new_idx and res.objective > drop_level + 1e-12 * max(1.0, abs(res.objective)):
-                drop = np.flatnonzero(age >= _DROP_AFTER)
-                drop = drop[drop >= K]  # never the class constraints
-                if len(drop):
-                    lp.delete_rows(drop)
-                    keep = np.ones(len(age), dtype=bool)
-                    keep[drop] = False
-                    for j in drop:
-                        seen.discard(keys[j])
-                    keys[:] = [k for k, kept in zip(keys, keep, strict=True) if kept]
-                    U_rows, M_rows, age = U_rows[keep], M_rows[keep], age[keep]
-                    drop_level = res.objective
-                    n_deleted = len(drop)
-            if verbose:
-                print(
-                    f"[MRCCCG] iter {it:4d}  LP {res.objective:.8f}  R(mu) {ev.R:.8f}  "
-                    f"lower {lower:.8f}  max violation {max_viol:.2e}  simplex iterations "
-                    f"{res.iterations}  LP rows {lp.n_rows}  features {len(active)}/{m}  "
-                    f"+rows {len(new_idx)}  -rows {n_deleted}  +features {len(new_feats)}"
-                    + ("  no box" if radius is None
-                       else f"  box {radius:g}{' (binds)' if binds else ''}")
-                )
-            if not new_idx and len(new_feats) == 0:
-                if binds:  # the restricted LP's optimum may lie outside the box
-                    continue
-                converged = True
-                stop_reason = None
-                break
-            if len(new_feats):
-                starts, idx, val = lp_columns(U_rows, M_rows, new_feats, d, B)
-                lp.add_cols(lp_costs(tau, lam, new_feats), np.zeros(2 * len(new_feats)),
-                            np.full(2 * len(new_feats), np.inf), starts, idx, val)
-                active = np.concatenate([active, new_feats])
-                is_active[new_feats] = True
-            if new_idx:
-                add_constraints(Psi[np.asarray(new_idx)], np.asarray(new_M), new_keys)
-                n_generated += len(new_idx)
-    except KeyboardInterrupt:
-        stop_reason = "interrupted"
-
-    if best is None:  # stopped before the first LP solution: the uniform rule mu = 0
-        mu = np.zeros(m)
-        ev = minimax_risk(Psi_dev, mu, tau, lam, K, backend, B)
-        best = (ev.R, mu, ev.nu)
-    R, mu, nu = best
-    return CCGResult(
-        mu=mu, upper=R, nu=nu, lower=float(lower), n_iter=len(R_hist), converged=converged,
-        R_history=R_hist, lower_history=L_hist, n_constraints=n_generated,
-        n_lp_rows=lp.n_rows, active_features=np.sort(active), lp_solver=lp.name,
-        max_violation=max_viol, stop_reason=stop_reason,
-    )
+    data = TrainingSet(Psi, y, n_classes, tau, lam, sample_weight, embedding)
+    program = ZeroOneProgram(data, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max,
+                             lp_solver=lp_solver, tol=tol, backend=backend, verbose=verbose)
+    return run_generation(program, max_iter, time_limit, t_start)

@@ -17,9 +17,17 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._backend import resolve_device
+from .._certificate import (
+    Certificate,
+    StopReason,
+    Witness,
+    certificate_view,
+    data_fingerprint,
+    relative_gap,
+)
 from .._fit_guard import guarded_fit
 from .._geometry import check_spread
-from ._bounds import class_scores_matrix
+from ._bounds import DualPoint, class_scores_matrix, dual_point
 from ._ccg import mrc_ccg
 from ._log import mrc_log_ccg
 from ._phi import PHI_NAMES, fit_feature_map
@@ -27,6 +35,15 @@ from ._rule_bounds import rule_loss_bound
 from ._statistics import mrc_statistics
 
 __all__ = ["MRCCCG"]
+
+#: what the certificate's proof ranges over, and what its value measures, per loss
+_MODEL_CLASS = {
+    "0-1": "0-1 minimax risk classifiers over the feature map phi_ (the MRC LP over the "
+           "training inputs)",
+    "log": "log-loss minimax risk classifiers over the feature map phi_ (the MRC convex "
+           "program over the training inputs)",
+}
+_OBJECTIVE = {"0-1": "worst-case 0-1 risk", "log": "worst-case log loss"}
 
 
 class MRCCCG(ClassifierMixin, BaseEstimator):
@@ -72,14 +89,15 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
     eps1 : float, default=1e-4
         Rows (sample, subset) violated by more than ``eps1`` are added; generation stops when
         none is, and ``upper_ - lower_ <= eps1`` up to the LP solver's tolerance (a
-        :class:`~sklearn.exceptions.ConvergenceWarning` says when the gap exceeds
-        ``10 (eps1 + tol)``). The CCG paper's 1e-2 stops early with ``upper_`` up to that
+        :class:`~sklearn.exceptions.ConvergenceWarning` says when the relative gap ``gap_``
+        exceeds ``10 (eps1 + tol)``). The CCG paper's 1e-2 stops early with ``upper_`` up to that
         much above ``R*`` (6e-3 on 10000 x 20 ``make_classification``) for little saving in
         time; ``eps1 -> 0`` gives ``R*`` itself.
     eps2 : float, default=1e-5
         Features whose dual constraint is violated by more than ``eps2`` are added. Features
-        violated by less still lower ``lower_`` (it prices every feature); when that leaves
-        ``upper_ - lower_ > eps1`` at the end, they are added as well.
+        violated by less still lower the iterate's bound (``lower_history_``: it prices every
+        feature); when that leaves it more than ``eps1`` below ``upper_`` at the end, they are
+        added as well.
     n_max : int, default=200
         Rows added per iteration at most (with the box step, 200 needed fewer simplex
         pivots in all than 400 on every dataset of the benchmark).
@@ -133,26 +151,37 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         ``nu(mu_)``, evaluated over all training samples and label subsets.
     tau_, lambda_ : ndarray of shape (q * `n_phi_features_`,)
         Mean and uncertainty width of the features.
+    certificate_ : exactclf.Certificate
+        What the fit proves: ``value`` is ``upper_``, ``bound`` is ``lower_``, and its witness
+        (kind ``"mrc_dual"``: ``mu_``, ``nu_`` and the dual point) lets
+        :func:`exactclf.verify` re-derive both from the data. ``is_optimal`` when the
+        generation converged with ``upper_ - lower_`` within the relative ``rtol = 10 (eps1 +
+        tol)`` of ``upper_``.
     upper_ : float
         ``R(mu_)``, evaluated over all training samples and label subsets: ``R*`` (the minimax
         risk) is at most this, and so is the expected 0-1 loss of the randomized rule
         ``predict_proba`` under every distribution of the uncertainty set supported on the
         training inputs (``predict``: at most twice this).
     lower_ : float
-        Lower bound on ``R*``: the best dual bound of the iterates (row duals of the restricted
-        LP priced over *every* feature, made feasible by mixing in the empirical distribution;
-        see :func:`~exactclf.mrc._bounds.dual_lower_bound`). Valid however the fit stopped,
+        Lower bound on ``R*``, proven by the dual point of ``certificate_``: weights on rows
+        (sample, label subset) and on the class-average rows, optimized at the end of the fit
+        by column generation on the dual LP over all rows and *every* feature (from the rows
+        most violated at ``mu_``, to within ``(eps1 + tol) / 10`` of its optimum ``R*``) and
+        made exactly feasible by mixing in the empirical distribution (see
+        :func:`~exactclf.mrc._bounds.dual_point`). Valid however the fit stopped,
         ``max_iter`` included.
     gap_ : float
-        ``upper_ - lower_``.
+        ``(upper_ - lower_) / upper_``, the relative gap of ``certificate_`` (0 when
+        ``is_optimal``); earlier versions had ``upper_ - lower_`` here.
     n_iter_ : int
         LP solves.
     converged_ : bool
-        False when ``max_iter`` stopped the generation.
+        False when ``max_iter``, ``time_limit`` or an interrupt stopped the generation (True
+        does not imply ``certificate_.is_optimal``: see ``gap_``).
     R_history_ : list of float
         Certified ``R(mu)`` of every iterate.
     lower_history_ : list of float
-        Dual lower bound on ``R*`` of every iterate (``lower_`` is their maximum).
+        Dual lower bound on ``R*`` of every iterate (from the restricted LP's row duals).
     n_constraints_ : int
         Constraints (sample, label subset) generated, plus one implied constraint per class
         (a constraint deleted as inactive and generated again counts twice).
@@ -267,6 +296,17 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    upper_ = certificate_view(
+        "value", "``R(mu_)``, the certified worst-case risk of ``predict_proba`` "
+        "(``certificate_.value``).")
+    lower_ = certificate_view(
+        "bound", "A certified lower bound on the minimax risk ``R*`` (``certificate_.bound``).")
+    gap_ = certificate_view(
+        "gap", "``(upper_ - lower_) / upper_``, 0 when optimal (``certificate_.gap``).")
+    stop_reason_ = certificate_view(
+        "stop_reason", "Why the generation stopped before converging; None when it converged.")
+    fit_time_ = certificate_view("fit_time", "Seconds the fit took.")
+
     def _psi(self, X):
         P = self.phi_.transform(X)
         if self.fit_intercept:
@@ -300,13 +340,17 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight):
         t0 = time.perf_counter()
+        y_given, weight_given = y, sample_weight
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         check_spread(X)
+        fingerprint = data_fingerprint(X, y_given, weight_given)
+        n_given = X.shape[0]
+        kept = np.arange(n_given)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
             keep = sample_weight > 0
-            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+            X, y, sample_weight, kept = X[keep], y[keep], sample_weight[keep], kept[keep]
         classes, y_idx = np.unique(y, return_inverse=True)
         K = len(classes)
         if K < 2:
@@ -363,9 +407,6 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         self.tau_ = tau_s * full_scale
         self.lambda_ = lam_s * full_scale
         self.nu_ = res.nu
-        self.upper_ = res.upper
-        self.lower_ = res.lower
-        self.gap_ = res.upper - res.lower
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
         self.R_history_ = res.R_history
@@ -374,9 +415,31 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         self.n_lp_rows_ = res.n_lp_rows
         self.n_active_features_ = len(res.active_features)
         self.selected_features_ = res.active_features
-        self.stop_reason_ = res.stop_reason
         self.lp_solver_ = res.lp_solver
-        self.fit_time_ = time.perf_counter() - t0
+        stop_reason = None if res.stop_reason is None else StopReason(res.stop_reason)
+        try:
+            point = self._final_dual_point(t0)
+        except KeyboardInterrupt:  # the model stands; its bound falls back to the class
+            # averages' (the policy of exactclf._fit_guard: the best model, with a warning)
+            warnings.warn("MRCCCG interrupted while pricing its dual bound: lower_ is the "
+                          "class-average rows' bound", RuntimeWarning, stacklevel=2)
+            point = self._final_dual_point(t0, deadline=time.perf_counter())
+            stop_reason = StopReason.INTERRUPTED
+        # a dual point at R* = R(mu) proves it up to rounding, which may land an ulp above
+        bound = min(point.bound, res.upper)
+        rtol = 10.0 * (self.eps1 + self.tol)
+        optimal = (res.converged and stop_reason is None
+                   and relative_gap(res.upper, bound) <= rtol)
+        self.certificate_ = Certificate(
+            type(self).__name__, _MODEL_CLASS[self.loss], _OBJECTIVE[self.loss],
+            value=res.upper, bound=bound,
+            bound_method="dual point of the MRC program: weights on its rows (sample, label "
+                         "distribution) and class-average rows, priced over every feature",
+            is_optimal=bool(optimal),
+            stop_reason=stop_reason,
+            fit_time=time.perf_counter() - t0, fingerprint=fingerprint, n_samples=n_given,
+            rtol=rtol, witness=self._witness(point, kept),
+        )
         if not res.converged:
             why = {
                 "max_iter": f"after max_iter={self.max_iter} LP solves",
@@ -387,30 +450,71 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
                 f"MRCCCG stopped {why} before the generation converged (rows violated by up "
                 f"to {res.max_violation:.3g}, eps1={self.eps1}); the returned classifier is the "
                 f"best iterate, with certified bounds: R* in [lower_={self.lower_:.6g}, "
-                f"upper_={self.upper_:.6g}] (gap {self.gap_:.3g}). Increase max_iter, n_max or "
-                "time_limit for a smaller gap.",
+                f"upper_={self.upper_:.6g}] (relative gap {self.gap_:.3g}). Increase max_iter, "
+                "n_max or time_limit for a smaller gap.",
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        elif self.gap_ > 10.0 * (self.eps1 + self.tol):
-            # the LP solution meets its dual constraints only to the solver's tolerance, and
-            # the rigorous bound pays for every violation (all of it where lambda_j = 0)
+        elif not optimal:
+            # converged leaves rows violated by up to eps1 (to the solver's tolerance): R(mu)
+            # may exceed R* by that much, which relative to a small R* can exceed rtol
             why = (
-                f"the LP solution meets its dual constraints only to the solver's tolerance "
-                f"tol={self.tol}, and the certified lower bound pays for that. Both bounds "
-                "hold; decrease tol for a tighter lower_."
+                f"the generation stops with rows violated by up to eps1={self.eps1} (to the "
+                f"LP solver's tolerance tol={self.tol}), so upper_ may exceed R* by that much. "
+                "Both bounds hold; decrease eps1 or tol for a smaller gap."
                 if self.loss == "0-1" else
-                "the dual weights of the convex programs do not match the moments exactly; "
                 "where lambda_ is 0 (a feature constant within a class) the optimum may lie "
-                "at infinity and no finite dual point certifies it closely. Both bounds hold."
+                "at infinity, approached by no finite iterate or dual point closely. Both "
+                "bounds hold."
             )
             warnings.warn(
-                f"MRCCCG converged, but lower_={self.lower_:.6g} is {self.gap_:.3g} below "
-                f"upper_={self.upper_:.6g}, far more than eps1={self.eps1}: {why}",
+                f"MRCCCG converged, but lower_={self.lower_:.6g} is {self.gap_:.3g} (relative) "
+                f"below upper_={self.upper_:.6g}, more than 10 (eps1 + tol) = {rtol:.3g}: "
+                f"{why}",
                 ConvergenceWarning,
                 stacklevel=2,
             )
         return self
+
+    def _final_dual_point(self, t0: float, deadline: float | None = None) -> DualPoint:
+        """The certificate's dual point (:func:`~._bounds.dual_point`): column generation on
+        the dual over all rows, from the rows most violated at the returned ``mu``, to within
+        ``(eps1 + tol) / 10`` of ``R*``, within the ``time_limit`` counted from ``t0`` (or by
+        ``deadline``).
+
+        The generation keeps no dual point over all features (its rows are deleted as it goes
+        and its duals price features it left out); the rows most violated at a nearly optimal
+        ``mu`` carry a nearly optimal dual point, so few rounds follow.
+        """
+        Psi_s, y_idx, weight, tau_s, lam_s, mu_s = self._training_
+        K = len(self.classes_)
+        V = np.asarray(Psi_s @ class_scores_matrix(mu_s, K, Psi_s.shape[1],
+                                                   self.label_embedding_).T)
+        # the columns are scaled to a largest |psi| of 1: an excess |z_j| - lambda_j at a
+        # vertex is rounding far below this (as in the generation)
+        return dual_point(Psi_s, y_idx, K, tau_s, lam_s, V, loss=self.loss,
+                          tol=0.1 * (self.eps1 + self.tol), sample_weight=weight,
+                          embedding=self.label_embedding_, zero_tol=1e-12,
+                          deadline=deadline if deadline is not None or self.time_limit is None
+                          else t0 + self.time_limit)
+
+    def _witness(self, point: DualPoint, kept: np.ndarray) -> Witness:
+        """The ``"mrc_dual"`` witness: the primal point and the dual point, the rows named
+        by the index of their sample in the data passed to ``fit``."""
+        data = {"loss": self.loss, "mu": self.mu_.tolist(), "nu": float(self.nu_),
+                "sample": kept[point.sample].tolist(), "alpha": point.alpha.tolist(),
+                "class_alpha": point.class_alpha.tolist()}
+        if self.loss == "log":
+            data["q"] = point.Q.tolist()
+        else:
+            data["labels"] = [np.flatnonzero(q > 0).tolist() for q in point.Q]
+        return Witness(
+            "mrc_dual",
+            "R(mu) re-evaluated over every sample and label subset; the dual point (weights "
+            "on rows (sample, label subset or distribution) and on the class-average rows) "
+            "priced over every feature",
+            data,
+        )
 
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)

@@ -36,10 +36,11 @@ from scipy.optimize import linprog
 from scipy.special import logsumexp, softmax
 
 from ._bounds import class_scores_matrix, mixture_lower_bound
-from ._ccg import CCGResult
+from ._ccg import CCGResult, run_generation
 from ._rows import row_coefficients, stack_rows
+from ._training import TrainingSet
 
-__all__ = ["log_risk", "mrc_log_ccg"]
+__all__ = ["log_risk", "mrc_log_ccg", "LogProgram"]
 
 
 def log_risk(Psi, mu, tau, lam, n_classes: int, embedding=None):
@@ -127,6 +128,102 @@ def _vertex_weights(U, Q, values, tau, lam, embedding):
     return res.x if res.status == 0 else None
 
 
+class LogProgram:
+    """The restricted log-loss program (module docstring), as
+    :func:`~._ccg.run_generation` steps it: the class rows and the samples whose constraint
+    was among the ``n_max`` most violated, every feature. Parameters as for
+    :func:`mrc_log_ccg`."""
+
+    lp_solver = "clarabel"
+
+    def __init__(self, data: TrainingSet, *, eps1: float, n_max: int, tol: float,
+                 verbose: int = 0):
+        self.data = data
+        self.eps1, self.n_max, self.tol, self.verbose = eps1, n_max, tol, verbose
+        self.active_features = np.arange(data.m)  # no column generation
+        self.eye = np.eye(data.K, dtype=bool)
+        self.F_class = row_coefficients(data.centroids, self.eye, self.active_features, data.d,
+                                        data.B).toarray()
+        self.in_program = np.zeros(data.Psi.shape[0], dtype=bool)
+        self.samples = np.zeros(0, dtype=np.int64)
+        self.F_rows = sp.csr_matrix((0, data.m))
+        self.max_violation = np.inf
+
+    @property
+    def n_constraints(self) -> int:
+        return self.data.K + len(self.samples)
+
+    n_lp_rows = n_constraints
+
+    def risk(self, mu):
+        data = self.data
+        R, nu, _, _ = log_risk(data.Psi, mu, data.tau, data.lam, data.K, data.B)
+        return R, mu, nu
+
+    def solve(self, it, remaining):
+        data = self.data
+        status, mu, self.nu_p, self.alpha_class, self.P = _solve_restricted(
+            self.F_class, self.F_rows, data.K, data.tau, data.lam, self.tol, remaining)
+        if status == "MaxTime":
+            return None
+        # any finite iterate is certified (R(mu) exactly, the bound from its duals); an
+        # inaccurate one ("InsufficientProgress", "AlmostSolved") only adds weaker cuts
+        if not (np.all(np.isfinite(mu)) and np.isfinite(self.nu_p)):
+            raise RuntimeError(
+                f"the restricted log-loss MRC program was not solved by Clarabel (status: "
+                f"{status}) at iteration {it}"
+            )
+        self.R, self.nu, self.lse, self.V = log_risk(data.Psi, mu, data.tau, data.lam, data.K,
+                                                     data.B)
+        return self.R, mu, self.nu
+
+    def bound(self) -> float:
+        """The bound of the last solve: class rows (``q = e_c``, value 0) and sample rows
+        (``q_i``, entropy)."""
+        data, K, samples = self.data, self.data.K, self.samples
+        a_s = self.P.sum(axis=1)
+        Q = self.P / np.where(a_s > 0, a_s, 1.0)[:, None]
+        Q[a_s <= 0] = 1.0 / K
+        ent = -np.sum(np.where(Q > 0, Q * np.log(np.where(Q > 0, Q, 1.0)), 0.0), axis=1)
+        U = stack_rows(data.centroids, data.Psi[samples]) if len(samples) else data.centroids
+        Q_all = np.vstack([self.eye.astype(float), Q])
+        values = np.r_[np.zeros(K), ent]
+        bound, _ = mixture_lower_bound(U, Q_all, values, np.r_[self.alpha_class, a_s], data.tau,
+                                       data.lam, data.zero_tol, data.B)
+        if len(samples):
+            # interior-point duals meet |z| <= lambda only to the solver's tolerance, which the
+            # bound pays for in full where lambda is tiny: re-weight the rows by a simplex
+            # vertex (exact feasibility) with the softmax of the iterate as q
+            Q_soft = np.vstack([self.eye.astype(float), softmax(self.V[samples], axis=1)])
+            values_soft = np.r_[np.zeros(K), -np.sum(
+                Q_soft[K:] * np.log(np.maximum(Q_soft[K:], 1e-300)), axis=1)]
+            alpha = _vertex_weights(U, Q_soft, values_soft, data.tau, data.lam, data.B)
+            if alpha is not None:
+                bound = max(bound, mixture_lower_bound(U, Q_soft, values_soft, alpha, data.tau,
+                                                       data.lam, data.zero_tol, data.B)[0])
+        return bound
+
+    def extend(self, it, best, lower) -> bool:
+        data = self.data
+        viol = self.lse - self.nu_p
+        self.max_violation = float(viol.max())
+        cand = np.flatnonzero((viol > self.eps1) & ~self.in_program)
+        cand = cand[np.argsort(-viol[cand], kind="stable")][:self.n_max]
+        if self.verbose:
+            print(f"[MRCCCG log] iter {it:4d}  program {self.nu_p - self.nu + self.R:.8f}  "
+                  f"R(mu) {self.R:.8f}  lower {lower:.8f}  max violation "
+                  f"{self.max_violation:.2e}  samples {len(self.samples)}  +samples {len(cand)}")
+        if len(cand) == 0:
+            return True
+        self.in_program[cand] = True
+        self.samples = np.r_[self.samples, cand]
+        masks = np.tile(self.eye, (len(cand), 1))
+        F_new = row_coefficients(data.Psi[np.repeat(cand, data.K)], masks,
+                                 self.active_features, data.d, data.B)
+        self.F_rows = sp.vstack([self.F_rows, F_new], format="csr")
+        return False
+
+
 def mrc_log_ccg(Psi, y, n_classes: int, tau, lam, *, sample_weight=None, embedding=None,
                 eps1: float = 1e-4, n_max: int = 400, max_iter: int = 500, tol: float = 1e-8,
                 time_limit: float | None = None, verbose: int = 0) -> CCGResult:
@@ -147,110 +244,6 @@ def mrc_log_ccg(Psi, y, n_classes: int, tau, lam, *, sample_weight=None, embeddi
     (True, True)
     """
     t_start = time.perf_counter()
-    n, d = Psi.shape
-    K = n_classes
-    B = np.eye(K) if embedding is None else np.asarray(embedding, dtype=np.float64)
-    m = B.shape[1] * d
-    feats = np.arange(m)
-    if sp.issparse(Psi):
-        Psi = sp.csr_matrix(Psi)
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    onehot = np.zeros((n, K))
-    onehot[np.arange(n), y] = w
-    centroids = np.asarray(Psi.T @ onehot).T / onehot.sum(axis=0)[:, None]
-    eye = np.eye(K, dtype=bool)
-    F_class = row_coefficients(centroids, eye, feats, d, B).toarray()
-    top = abs(Psi).max() if sp.issparse(Psi) else np.abs(Psi).max()
-    zero_tol = 1e-12 * max(float(top), 1e-300)
-    singleton_masks = np.tile(eye, (1, 1))
-
-    in_program = np.zeros(n, dtype=bool)
-    samples = np.zeros(0, dtype=np.int64)
-    F_rows = sp.csr_matrix((0, m))
-    best = None
-    R_hist, L_hist = [], []
-    lower = 0.0
-    converged = False
-    stop_reason = "max_iter"
-    max_viol = np.inf
-    try:
-        for it in range(1, max_iter + 1):
-            remaining = None
-            if time_limit is not None:
-                remaining = time_limit - (time.perf_counter() - t_start)
-                if remaining <= 0.0:
-                    stop_reason = "time_limit"
-                    break
-            status, mu, nu_p, alpha_class, P = _solve_restricted(F_class, F_rows, K, tau, lam,
-                                                                 tol, remaining)
-            if status == "MaxTime":
-                stop_reason = "time_limit"
-                break
-            # any finite iterate is certified below (R(mu) exactly, the bound from its duals);
-            # an inaccurate one ("InsufficientProgress", "AlmostSolved") only adds weaker cuts
-            if not (np.all(np.isfinite(mu)) and np.isfinite(nu_p)):
-                raise RuntimeError(
-                    f"the restricted log-loss MRC program was not solved by Clarabel (status: "
-                    f"{status}) at iteration {it}"
-                )
-            R, nu, lse, V = log_risk(Psi, mu, tau, lam, K, B)
-            if best is None or R < best[0]:
-                best = (R, mu.copy(), nu)
-            R_hist.append(R)
-
-            # the bound: class rows (q = e_c, value 0) and sample rows (q_i, entropy)
-            a_s = P.sum(axis=1)
-            Q = P / np.where(a_s > 0, a_s, 1.0)[:, None]
-            Q[a_s <= 0] = 1.0 / K
-            ent = -np.sum(np.where(Q > 0, Q * np.log(np.where(Q > 0, Q, 1.0)), 0.0), axis=1)
-            U = stack_rows(centroids, Psi[samples]) if len(samples) else centroids
-            Q_all = np.vstack([eye.astype(float), Q])
-            values = np.r_[np.zeros(K), ent]
-            bound, _ = mixture_lower_bound(U, Q_all, values, np.r_[alpha_class, a_s], tau, lam,
-                                           zero_tol, B)
-            if len(samples):
-                # interior-point duals meet |z| <= lambda only to the solver's tolerance,
-                # which the bound pays for in full where lambda is tiny: re-weight the rows by
-                # a simplex vertex (exact feasibility) with the softmax of the iterate as q
-                Q_soft = np.vstack([eye.astype(float), softmax(V[samples], axis=1)])
-                values_soft = np.r_[np.zeros(K), -np.sum(
-                    Q_soft[K:] * np.log(np.maximum(Q_soft[K:], 1e-300)), axis=1)]
-                alpha = _vertex_weights(U, Q_soft, values_soft, tau, lam, B)
-                if alpha is not None:
-                    bound = max(bound, mixture_lower_bound(U, Q_soft, values_soft, alpha, tau,
-                                                           lam, zero_tol, B)[0])
-            lower = max(lower, bound)
-            L_hist.append(bound)
-
-            viol = lse - nu_p
-            max_viol = float(viol.max())
-            cand = np.flatnonzero((viol > eps1) & ~in_program)
-            cand = cand[np.argsort(-viol[cand], kind="stable")][:n_max]
-            if verbose:
-                print(f"[MRCCCG log] iter {it:4d}  program {nu_p - nu + R:.8f}  R(mu) {R:.8f}  "
-                      f"lower {lower:.8f}  max violation {max_viol:.2e}  samples "
-                      f"{len(samples)}  +samples {len(cand)}")
-            if len(cand) == 0:
-                converged = True
-                stop_reason = None
-                break
-            in_program[cand] = True
-            samples = np.r_[samples, cand]
-            U_new = Psi[np.repeat(cand, K)]
-            masks = np.tile(singleton_masks, (len(cand), 1))
-            F_rows = sp.vstack([F_rows, row_coefficients(U_new, masks, feats, d, B)],
-                               format="csr")
-    except KeyboardInterrupt:
-        stop_reason = "interrupted"
-
-    if best is None:
-        mu = np.zeros(m)
-        R, nu, _, _ = log_risk(Psi, mu, tau, lam, K, B)
-        best = (R, mu, nu)
-    R, mu, nu = best
-    return CCGResult(
-        mu=mu, upper=R, nu=nu, lower=float(lower), n_iter=len(R_hist), converged=converged,
-        R_history=R_hist, lower_history=L_hist, n_constraints=K + len(samples),
-        n_lp_rows=K + len(samples), active_features=feats, lp_solver="clarabel",
-        max_violation=max_viol, stop_reason=stop_reason,
-    )
+    data = TrainingSet(Psi, y, n_classes, tau, lam, sample_weight, embedding)
+    program = LogProgram(data, eps1=eps1, n_max=n_max, tol=tol, verbose=verbose)
+    return run_generation(program, max_iter, time_limit, t_start)

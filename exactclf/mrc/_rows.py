@@ -7,7 +7,8 @@ The LP's columns are ``nu`` (index 0) and, for the ``p``-th active feature, ``mu
 ``F = sum_{y in C} B_y (x) u / |C|`` for the features ``Phi(x, y) = B_y (x) psi(x)`` (``B``
 the label embedding, one-hot by default: then ``F_j = [k_j in C] u_{l_j} / |C|`` for the
 feature ``j = k_j d + l_j``). ``u`` may be a row of a
-SciPy sparse matrix: the coefficients stay sparse.
+SciPy sparse matrix: the coefficients stay sparse. :class:`RowPool` keeps the rows of the
+persistent LP.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["row_coefficients", "lp_rows", "lp_columns", "lp_costs", "stack_rows"]
+__all__ = ["row_coefficients", "lp_rows", "lp_columns", "lp_costs", "stack_rows", "RowPool"]
 
 
 def row_coefficients(U, masks, feats, d, embedding=None) -> sp.csr_matrix:
@@ -101,3 +102,92 @@ def stack_rows(a, b):
     if sp.issparse(a) or sp.issparse(b):
         return sp.vstack([sp.csr_matrix(a), sp.csr_matrix(b)], format="csr")
     return np.vstack([a, b])
+
+
+
+#: a row whose slack has been basic in this many consecutive solves is deleted
+_DROP_AFTER = 3
+
+
+class RowPool:
+    """The rows of the persistent 0-1 MRC LP ``lp`` (columns as in :func:`lp_rows`): per row
+    its ``psi``-vector (``U``), subset mask (``M``), key ``(sample, mask bytes)`` and ``age``,
+    the number of consecutive solves with a basic slack.
+
+    It starts with the class rows ``classes`` (row ``c``: the subset ``{c}``), which are never
+    deleted. Rows whose slack has stayed basic for ``_DROP_AFTER`` solves are deleted (the
+    current solution stays optimal, so the LP value does not drop), but only after the LP value
+    has risen since the previous deletion (so no cycling), and may be generated again later.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from exactclf.mrc._lp import make_lp
+    >>> lp = make_lp("highs")
+    >>> lp.add_cols(np.ones(3), np.r_[-np.inf, 0.0, 0.0], np.full(3, np.inf))
+    >>> pool = RowPool(lp, np.ones((2, 1)), np.array([0]), np.eye(2), sparse=False)
+    >>> idx, masks, keys = pool.new_rows(np.array([4, 4]), lambda block: np.ones((2, 2), bool), 5)
+    >>> [int(i) for i in idx], lp.n_rows  # sample 4's subset once; the two class rows
+    ([4], 2)
+    """
+
+    def __init__(self, lp, classes, active, embedding, sparse: bool):
+        self.lp = lp
+        self.embedding = embedding
+        K, self.d = classes.shape
+        self.U = sp.csr_matrix((0, self.d)) if sparse else np.zeros((0, self.d))
+        self.M = np.zeros((0, K), dtype=bool)
+        self.keys: list = []
+        self.age = np.zeros(0, dtype=np.int64)
+        self.seen: set = set()  # keys of the rows in the LP
+        self.drop_level = -np.inf
+        self.add(classes, np.eye(K, dtype=bool), [None] * K, active)
+
+    def add(self, U, masks, keys, active) -> None:
+        """Add the rows ``(U, masks)`` with their ``keys`` over the ``active`` features."""
+        upper, starts, idx, val = lp_rows(U, masks, active, self.d, self.embedding)
+        self.lp.add_rows(np.full(U.shape[0], -np.inf), upper, starts, idx, val)
+        self.U = stack_rows(self.U, U)
+        self.M = np.vstack([self.M, masks])
+        self.keys.extend(keys)
+        self.age = np.r_[self.age, np.zeros(U.shape[0], dtype=np.int64)]
+
+    def new_rows(self, samples, subsets, n_max: int):
+        """The first ``n_max`` rows (sample of ``samples``, its subset) not in the LP; returns
+        their samples, masks and keys, which count as in the LP from now on. ``subsets(block)``
+        gives the masks of a block of ``n_max`` samples (most of them are usually new)."""
+        idx, masks, keys = [], [], []
+        for start in range(0, len(samples), n_max):
+            block = samples[start:start + n_max]
+            for i, mask in zip(block, subsets(block), strict=True):
+                key = (int(i), mask.tobytes())
+                if key in self.seen:
+                    continue
+                self.seen.add(key)
+                idx.append(i)
+                masks.append(mask)
+                keys.append(key)
+                if len(idx) == n_max:
+                    return idx, masks, keys
+        return idx, masks, keys
+
+    def age_and_drop(self, res, may_drop: bool) -> int:
+        """Age the rows by the solve ``res``; when ``may_drop`` and the LP value rose since
+        the last deletion, delete the rows that have stayed inactive. Returns how many."""
+        self.age = np.where(res.row_basic, self.age + 1, 0)
+        if not may_drop or res.objective <= self.drop_level + 1e-12 * max(1.0,
+                                                                         abs(res.objective)):
+            return 0
+        drop = np.flatnonzero(self.age >= _DROP_AFTER)
+        drop = drop[drop >= self.M.shape[1]]  # never the class rows
+        if len(drop) == 0:
+            return 0
+        self.lp.delete_rows(drop)
+        keep = np.ones(len(self.age), dtype=bool)
+        keep[drop] = False
+        for j in drop:
+            self.seen.discard(self.keys[j])
+        self.keys = [k for k, kept in zip(self.keys, keep, strict=True) if kept]
+        self.U, self.M, self.age = self.U[keep], self.M[keep], self.age[keep]
+        self.drop_level = res.objective
+        return len(drop)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -22,6 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._backend import resolve_device
 from .._base import reset_fitted
+from .._certificate import Certificate, StopReason, Witness, data_fingerprint
 from .._fit_guard import guarded_fit
 from .._geometry import check_spread
 from ._mlp import (
@@ -195,6 +198,12 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         Defined only when ``X`` has feature names that are all strings.
     device_ : str
         Where the model was trained: ``"cpu"`` or ``"gpu"``.
+    certificate_ : Certificate
+        What the fit proves (:class:`exactclf._certificate.Certificate`): nothing about
+        optimality (a local method: ``bound`` is ``-inf``, ``is_optimal`` False,
+        ``stop_reason`` ``"no proof: a local method"``); ``value`` is the training objective
+        of the returned network on all the data passed to the last ``fit`` or
+        ``partial_fit`` (the held-out part with ``early_stopping`` included).
 
     See Also
     --------
@@ -473,9 +482,11 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             self.best_loss_ = np.inf
 
     def _fit(self, X, y, sample_weight, incremental: bool):
+        t0 = time.perf_counter()
         hidden = self._hidden_units()
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
         X, y_idx = self._validate_input(X, y, incremental, reset=first_pass)
+        fingerprint = data_fingerprint(X, y, sample_weight)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype,
                                                  ensure_non_negative=True)
@@ -501,7 +512,26 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                 "Solver produced non-finite parameter weights. The input data may contain "
                 "large values and need to be preprocessed."
             )
+        self.certificate_ = self._certificate(X, y_idx, sample_weight, fingerprint, t0)
         return self
+
+    def _certificate(self, X, y_idx, sw, fingerprint, t0) -> Certificate:
+        """The certificate of a local method: the returned network's training objective
+        and no bound."""
+        total = float(X.shape[0] if sw is None else sw.sum())
+        value = network_loss(self._logits(X), self._targets(y_idx, X.dtype), sw,
+                             total if total > 0 else 1.0, self.coefs_, self.alpha, np)
+        return Certificate(
+            type(self).__name__,
+            f"multilayer perceptrons with hidden layers {tuple(self._hidden_units())} "
+            f"({self.activation}) and a {self.out_activation_} output",
+            "(training cross-entropy + alpha / 2 * sum of the squared weights) / total "
+            "sample weight, on the data passed to fit",
+            value=float(value), bound=-math.inf, bound_method="none", is_optimal=False,
+            stop_reason=StopReason.NO_PROOF, fit_time=time.perf_counter() - t0,
+            fingerprint=fingerprint, n_samples=X.shape[0],
+            witness=Witness("none", "a local method: no optimality proof"),
+        )
 
     def _train(self, X, y_idx, sw, rng, backend, incremental: bool) -> None:
         xp = backend.xp

@@ -21,6 +21,7 @@ from sklearn.base import _fit_context, clone, is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
+from .._certificate import data_fingerprint
 from .._fit_guard import guarded_fit
 from ._lasso import _DOC_ATTRS, _DOC_PARAMS, ThresholdNetLasso, ThresholdNetLassoRegressor
 from ._path import beta_grid
@@ -33,7 +34,8 @@ def _fold_path(est, X, y, sw, train, test, betas):
     """Scores, neuron counts and duality gaps of ``est`` fitted on ``train`` at every beta
     (largest first), scored on ``test`` (accuracy, or mean squared error)."""
     Xt, Yt, swt = est._validated(X[train], y[train], sw[train])
-    problem = est._problem(Xt, Yt, swt, getattr(est, "loss", "squared"))
+    problem = est._problem(Xt, Yt, swt, getattr(est, "loss", "squared"),
+                           data_fingerprint(Xt, y[train], sw[train]))
     first = None if problem.mode == "closed_form" else problem.first_layer(est.reconstruction)
     out = np.zeros((3, len(betas)))
     W = None
@@ -63,9 +65,10 @@ class _CVMixin:
     def _fit_cv(self, X, y, sample_weight, base):
         t0 = time.perf_counter()
         Xv, Y, sw = self._validated(X, y, sample_weight)
+        fingerprint = data_fingerprint(Xv, y, sample_weight)
         y = np.asarray(y)
         loss = getattr(self, "loss", "squared")
-        problem = self._problem(Xv, Y, sw, loss)
+        problem = self._problem(Xv, Y, sw, loss, fingerprint)
         self.betas_ = beta_grid(beta_max(problem), self.betas, self.eps)
         folds = list(check_cv(self.cv, y, classifier=is_classifier(self)).split(Xv, y))
         params = {k: v for k, v in self.get_params().items() if k in base().get_params()}

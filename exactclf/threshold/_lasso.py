@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 import warnings
 from numbers import Integral, Real
@@ -14,6 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .._certificate import Certificate, StopReason, Witness, certificate_view, data_fingerprint
 from .._fit_guard import guarded_fit
 from ._arrangements import Arrangement, unique_columns
 from ._closed_form import closed_form_fit, complete_dual_norm, layer_cake
@@ -43,11 +45,24 @@ class _ThresholdNetBase(BaseEstimator):
     }
     _single_target = False
 
+    objective_ = certificate_view(
+        "value", "Training objective of the returned network (``certificate_.value``).")
+    is_optimal_ = certificate_view(
+        "is_optimal", "Whether the network is proven optimal (``certificate_.is_optimal``).")
+    fit_time_ = certificate_view("fit_time", "Seconds spent in ``fit``.")
+
+    @property
+    def dual_gap_(self) -> float:
+        """Duality gap of the returned network (``certificate_.value - certificate_.bound``),
+        in the objective's units."""
+        return self.certificate_.value - self.certificate_.bound
+
     # -- fit -------------------------------------------------------------------------------
-    def _fit_targets(self, X, Y, sw, loss):
-        """Fit on validated ``X`` (n x d), targets ``Y`` (n x K), weights ``sw``."""
+    def _fit_targets(self, X, Y, sw, loss, fingerprint):
+        """Fit on validated ``X`` (n x d), targets ``Y`` (n x K), weights ``sw``;
+        ``fingerprint``: the data's, for the certificate."""
         t0 = time.perf_counter()
-        problem = self._problem(X, Y, sw, loss)
+        problem = self._problem(X, Y, sw, loss, fingerprint)
         if problem.mode == "closed_form":
             self._fit_closed_form(problem, self.beta, t0)
         else:
@@ -55,18 +70,21 @@ class _ThresholdNetBase(BaseEstimator):
                               t0=t0)
         return self
 
-    def _problem(self, X, Y, sw, loss) -> LassoProblem:
-        """The Lasso of the training data (its dictionary does not depend on ``beta``)."""
+    def _problem(self, X, Y, sw, loss, fingerprint) -> LassoProblem:
+        """The Lasso of the training data (its dictionary does not depend on ``beta``), with
+        the data's ``fingerprint``."""
         sizes = () if self.hidden_layer_sizes is None else tuple(self.hidden_layer_sizes)
         if not all(isinstance(m, Integral) and m >= 1 for m in sizes):
             raise ValueError(f"hidden_layer_sizes must hold positive integers, got "
                              f"{self.hidden_layer_sizes!r}.")
         if self.solver != "closed_form":
             resolve_solver(self.solver, loss, True)  # impossible loss/solver pairs raise
-        return build_problem(X, Y, sw, loss, arrangements=self.arrangements,
-                             n_arrangements=self.n_arrangements, hidden_layer_sizes=sizes,
-                             rng=check_random_state(self.random_state), solver=self.solver,
-                             name=type(self).__name__)
+        problem = build_problem(X, Y, sw, loss, arrangements=self.arrangements,
+                                n_arrangements=self.n_arrangements, hidden_layer_sizes=sizes,
+                                rng=check_random_state(self.random_state), solver=self.solver,
+                                name=type(self).__name__)
+        problem.fingerprint = fingerprint
+        return problem
 
     def _fit_problem(self, problem: LassoProblem, beta: float, first: FirstLayer, w0=None,
                      t0=None):
@@ -81,16 +99,16 @@ class _ThresholdNetBase(BaseEstimator):
             print(f"{type(self).__name__}: {problem.mode} arrangement, {D.shape[1]} patterns "
                   f"of {len(problem.Z)} unique points (dimension {problem.Z.shape[1]}); "
                   f"solver {solver}, beta={beta:g}")
-        W, objective, lower, n_iter = solve_problem(problem, beta, solver, self.tol,
-                                                    self.max_iter, w0)
+        W, objective, lower, n_iter, info = solve_problem(problem, beta, solver, self.tol,
+                                                          self.max_iter, w0)
         self.arrangements_ = problem.mode
         self.solver_ = solver
         self.n_patterns_ = D.shape[1]
         self.n_patterns_total_ = problem.n_patterns_total
         self.n_iter_ = n_iter
         repaired = self._set_network(first, problem.layers, W)
-        self._finish(problem, beta, lower, problem.mode == "exact" and not problem.layers,
-                     None if repaired else objective, t0)
+        self._finish(problem, beta, lower, problem.sample_dual(info.dual),
+                     None if repaired else objective, t0, info.budget_spent)
         return W
 
     def _fit_closed_form(self, problem: LassoProblem, beta: float, t0=None):
@@ -111,12 +129,12 @@ class _ThresholdNetBase(BaseEstimator):
                 col = int(np.flatnonzero((patterns == P[:, [j]]).all(axis=0))[0])
                 W[col, k] += w[j]
         D = patterns.astype(np.float64)
-        objective, lower = 0.0, np.zeros(Y.shape[1])
+        objective, lower, dual = 0.0, np.zeros(Y.shape[1]), np.zeros(Y.shape)
         for k in range(Y.shape[1]):
             # the residual is a dual point; its feasibility is checked against every 0/1
             # pattern (the dictionary is complete), not only against the ones used
-            p, g = duality_gap(D, Y[:, k], W[:, k], beta, "squared", sw,
-                               dual_norm=complete_dual_norm)
+            p, g, dual[:, k] = duality_gap(D, Y[:, k], W[:, k], beta, "squared", sw,
+                                           dual_norm=complete_dual_norm, return_dual=True)
             objective += p
             lower[k] = p - g
         self.arrangements_ = "closed_form"
@@ -129,7 +147,8 @@ class _ThresholdNetBase(BaseEstimator):
         first_layer = FirstLayer(X, problem.Z, problem.frame, arr, inverse,
                                  self.reconstruction)
         repaired = self._set_network(first_layer, (), W)
-        self._finish(problem, beta, lower, True, None if repaired else objective, t0)
+        self._finish(problem, beta, lower, problem.sample_dual(dual),
+                     None if repaired else objective, t0)
 
     def _set_network(self, first, layers, W):
         """Reconstruct the network that ``W`` selects; returns the number of first-layer
@@ -153,12 +172,13 @@ class _ThresholdNetBase(BaseEstimator):
             )
         return net.n_repaired
 
-    def _finish(self, problem, beta, lower, complete, expected, t0):
+    def _finish(self, problem, beta, lower, dual, expected, t0, budget_spent=False):
         """Certify the returned network: its objective recomputed from ``predict``'s
         arithmetic on the training data, against the dual lower bounds ``lower`` (one per
-        output). ``complete``: the dictionary holds every pattern, so the bounds hold over
-        all networks. ``expected``: the solver's objective, which the network must
-        reproduce (None when neurons were repaired)."""
+        output) of the dual point ``dual`` (samples x outputs, see
+        ``LassoProblem.sample_dual``). ``expected``: the solver's objective, which the network must
+        reproduce (None when neurons were repaired); ``budget_spent``: a solver call used
+        all of ``max_iter``. Sets ``certificate_``."""
         X, Y, sw, loss = problem.X, problem.Y, problem.sw, problem.loss
         F = self._hidden(X) @ self.coef_.T
         realized = np.zeros(Y.shape[1])
@@ -176,31 +196,94 @@ class _ThresholdNetBase(BaseEstimator):
                 f"solver's {expected}; please report this data"
             )
         gaps = np.maximum(realized - lower, 0.0)
-        self.objective_ = objective
-        self.dual_gap_ = float(gaps.sum())
+        gap = float(gaps.sum())
         met = bool(np.all(gaps <= self.tol * loss0))
+        complete = problem.mode == "closed_form" or (problem.mode == "exact"
+                                                     and not problem.layers)
         # points too thin for float64 (see AffineFrame.certifiable): the exact arrangement
         # may miss patterns, so its bound does not cover every network
-        self.is_optimal_ = bool(complete and met and problem.frame.certifiable)
+        every = complete and problem.frame.certifiable
+        stop = None
         if not met:
-            floor = bool(np.all(gaps <= GAP_FLOOR_RTOL * loss0))
-            if expected is None:
-                why = "hidden neurons that float64 cannot realize were replaced"
-            elif floor:
-                why = (f"tol={self.tol:g} is below the floating-point floor of the gap (about "
-                       f"{GAP_FLOOR_RTOL:.0e} of the zero network's loss); use a larger tol")
-            else:
-                why = "increase max_iter"
+            why, stop = self._gap_cause(gaps, loss0, expected is None, budget_spent)
             warnings.warn(
-                f"{type(self).__name__}: the returned network's duality gap {self.dual_gap_:.3g}"
-                f" (objective {self.objective_:.6g}) is above tol={self.tol:g} relative to the "
+                f"{type(self).__name__}: the returned network's duality gap {gap:.3g}"
+                f" (objective {objective:.6g}) is above tol={self.tol:g} relative to the "
                 f"zero network's loss {loss0.sum():.6g}: not certified optimal; {why}.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        elif not every:
+            stop = StopReason.THIN_POINTS if complete else StopReason.SAMPLED_PATTERNS
         if self._single_target:
             self.coef_ = self.coef_[0]
-        self.fit_time_ = time.perf_counter() - t0
+        self.certificate_ = Certificate(
+            type(self).__name__, self._model_class(problem, beta, every), _OBJECTIVES[loss],
+            value=objective, bound=objective - gap,
+            bound_method=("Lasso duality: the dual objective at a dual point feasible for "
+                          + ("every arrangement pattern" if every
+                             else "every pattern of the dictionary")),
+            is_optimal=every and met, stop_reason=stop, fit_time=time.perf_counter() - t0,
+            fingerprint=problem.fingerprint, n_samples=len(problem.keep),
+            # is_optimal: every output's gap within tol of its zero network's loss; as a
+            # fraction of the objective, at most this
+            rtol=float(self.tol * loss0.sum() / objective) if objective > 0 else 0.0,
+            witness=self._witness(problem, beta, dual, every),
+        )
+
+    def _gap_cause(self, gaps, loss0, repaired, budget_spent):
+        """Why the gap stayed above ``tol``, as text and as a stop reason."""
+        if repaired:
+            return ("hidden neurons that float64 cannot realize were replaced",
+                    StopReason.UNREALIZABLE_MARGIN)
+        if np.all(gaps <= GAP_FLOOR_RTOL * loss0):
+            return (f"tol={self.tol:g} is below the floating-point floor of the gap (about "
+                    f"{GAP_FLOOR_RTOL:.0e} of the zero network's loss); use a larger tol",
+                    StopReason.NUMERICAL)
+        if self.solver_ == "highs":
+            return ("HiGHS solves the hinge-loss linear program to its feasibility "
+                    "tolerances only, and the dual point of its solution certifies no "
+                    "smaller gap; use a larger tol", StopReason.NUMERICAL)
+        if budget_spent:
+            return (f"a solver call used all max_iter={self.max_iter} iterations; increase "
+                    "max_iter", StopReason.MAX_ITER)
+        return (f"the gap of solver {self.solver_!r} and of its fallbacks stopped improving "
+                "within their iteration budget (the accuracy they reach on this problem); "
+                "use a larger tol", StopReason.BOUNDS_STALLED)
+
+    def _model_class(self, problem, beta, every) -> str:
+        """The networks the certificate's bound ranges over."""
+        n_pat = self.n_patterns_
+        if problem.layers:
+            return (f"threshold networks of {len(problem.layers) + 1} hidden layers, all but "
+                    f"the last the fitted random ones, with weight decay beta={beta:g} on the "
+                    f"output weights (the Lasso over the {n_pat} sampled last-layer patterns "
+                    "only)")
+        net = f"two-layer threshold networks with weight decay beta={beta:g}"
+        if every:
+            return f"{net} (the Lasso over all {n_pat} arrangement patterns of the inputs)"
+        if problem.mode == "exact":
+            return (f"{net} (the Lasso over the {n_pat} enumerated arrangement patterns only: "
+                    "the inputs are too thin for float64 to prove that they are all)")
+        return f"{net} (the Lasso over the {n_pat} sampled arrangement patterns only)"
+
+    @staticmethod
+    def _witness(problem, beta, dual, every) -> Witness:
+        """The ``"lasso_dual"`` witness (checked by ``exactclf/_verification/_lasso.py``)."""
+        data = {"loss": problem.loss, "beta": float(beta),
+                "dictionary": "all" if every else "listed", "theta": dual.tolist()}
+        if problem.mode != "closed_form":  # the closed form's dictionary is every subset
+            P = problem.sample_patterns()
+            data["patterns"] = {
+                "shape": list(P.shape),
+                "packbits": base64.b64encode(np.packbits(P.T, axis=1).tobytes()).decode(),
+            }
+        note = ("theta: a dual point of the Lasso, per sample and output (0 where the weight "
+                "is 0), feasible (|d^T theta| <= beta) for every column d of the dictionary; "
+                "its dual objective is the bound. dictionary 'all': every arrangement "
+                "pattern of the inputs; 'listed': only the columns in patterns (samples of "
+                "positive weight x patterns, numpy.packbits of its transpose, base64)")
+        return Witness("lasso_dual", note, data)
 
     # -- forward pass ----------------------------------------------------------------------
     def _hidden(self, X):
@@ -224,6 +307,16 @@ class _ThresholdNetBase(BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._hidden(X)
 
+
+#: what ``certificate_.value`` measures, per loss
+_OBJECTIVES = {
+    loss: f"{loss} loss + weight decay: sum_i s_i {term} + beta * |coef_|_1, summed over the "
+          "outputs (s: the sample weights; f: the network's output; y: the target, +-1 per "
+          "class for a classifier)"
+    for loss, term in (("squared", "(f(x_i) - y_i)^2 / 2"),
+                       ("logistic", "log(1 + exp(-y_i f(x_i)))"),
+                       ("hinge", "max(0, 1 - y_i f(x_i))"))
+}
 
 _DOC_BETA = """
     beta : float, default=1e-3
@@ -288,6 +381,15 @@ _DOC_ATTRS = """
     hidden_intercepts_ : list of ndarray
         Biases of each hidden layer. The all-ones pattern, if used, is the neuron with zero
         weights and bias 1 (the output bias).
+    certificate_ : Certificate
+        What the fit proves (:class:`exactclf._certificate.Certificate`), re-checked by
+        :func:`exactclf.verify`: ``value`` is ``objective_``, ``bound`` the dual objective
+        ``objective_ - dual_gap_`` of its witness (kind ``"lasso_dual"``: a dual point per
+        sample, feasible for every column of the dictionary), ``model_class`` says whether
+        that dictionary is every arrangement pattern or a sample (``stop_reason``
+        ``"sampled arrangement patterns"``), and ``rtol`` is ``tol`` times the zero
+        network's loss over ``objective_``. ``objective_``, ``dual_gap_``,
+        ``is_optimal_`` and ``fit_time_`` are views of it.
     objective_ : float
         Training objective ``loss(network(X)) + beta * |coef_|_1`` realized by the returned
         network (checked against the solver's value).
@@ -296,7 +398,8 @@ _DOC_ATTRS = """
         point: ``objective_ - dual_gap_`` is a lower bound on the optimum over the
         dictionary; on a complete dictionary (exact or closed form), over all networks.
     is_optimal_ : bool
-        The dictionary holds every pattern and the gap met ``tol``.
+        The dictionary holds every pattern and the gap of every output is at most ``tol``
+        times its zero network's loss.
     arrangements_ : str
         ``"closed_form"``, ``"exact"`` or ``"sample"``.
     solver_ : str
@@ -426,7 +529,8 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         -------
         self : ThresholdNetLasso
         """
-        return self._fit_targets(*self._validated(X, y, sample_weight), self.loss)
+        Xv, Y, sw = self._validated(X, y, sample_weight)
+        return self._fit_targets(Xv, Y, sw, self.loss, data_fingerprint(Xv, y, sample_weight))
 
     def _validated(self, X, y, sample_weight):
         """``(X, Y, sw)``: validated data, targets in {-1, +1} (one column per class when
@@ -564,7 +668,8 @@ class ThresholdNetLassoRegressor(RegressorMixin, _ThresholdNetBase):
         -------
         self : ThresholdNetLassoRegressor
         """
-        return self._fit_targets(*self._validated(X, y, sample_weight), "squared")
+        Xv, Y, sw = self._validated(X, y, sample_weight)
+        return self._fit_targets(Xv, Y, sw, "squared", data_fingerprint(Xv, y, sample_weight))
 
     def _validated(self, X, y, sample_weight):
         """``(X, Y, sw)``: validated data and targets as columns."""

@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from sklearn.utils.validation import _check_sample_weight, check_X_y
 
 from ._problem import LassoProblem, beta_max, build_problem
-from ._solvers import resolve_solver, solve_lasso
+from ._solvers import SolveInfo, resolve_solver, solve_lasso
 
 __all__ = ["beta_grid", "solve_problem", "threshold_path"]
 
@@ -55,22 +55,27 @@ def solve_problem(problem: LassoProblem, beta: float, solver: str, tol: float, m
     solution at a nearby larger beta (see
     :func:`~exactclf.threshold._solvers.solve_lasso`'s working sets).
 
-    Returns ``(W, objective, lower, n_iter)``: weights (dictionary x outputs), the objective
-    summed over outputs, the lower bound of each output (objective minus its gap)."""
+    Returns ``(W, objective, lower, n_iter, info)``: weights (dictionary x outputs), the
+    objective summed over outputs, the lower bound of each output (objective minus its gap),
+    and a :class:`~exactclf.threshold._solvers.SolveInfo` whose ``dual`` holds the dual
+    point of each output (rows of ``D`` x outputs)."""
     D, Yg, c = problem.D, problem.Yg, problem.c
     W = np.zeros((D.shape[1], Yg.shape[1]))
-    objective, lower, n_iter = 0.0, np.zeros(Yg.shape[1]), 0
+    dual = np.zeros(Yg.shape)
+    objective, lower, n_iter, spent = 0.0, np.zeros(Yg.shape[1]), 0, False
     for k in range(Yg.shape[1]):
-        w, it, primal, gap, _ = solve_lasso(D, Yg[:, k], beta, problem.loss, solver, c,
-                                            tol=tol, max_iter=max_iter,
-                                            w0=None if w0 is None else w0[:, k])
-        W[:, k] = w
+        w, it, primal, gap, _, info = solve_lasso(D, Yg[:, k], beta, problem.loss, solver, c,
+                                                  tol=tol, max_iter=max_iter,
+                                                  w0=None if w0 is None else w0[:, k],
+                                                  return_info=True)
+        W[:, k], dual[:, k] = w, info.dual
+        spent |= info.budget_spent
         objective += problem.const[k] + primal
         # primal - gap is the dual objective at a point checked feasible for the whole
         # dictionary: a bound that holds for every network, the returned one included
         lower[k] = problem.const[k] + primal - gap
         n_iter += it
-    return W, objective, lower, n_iter
+    return W, objective, lower, n_iter, SolveInfo(dual, spent)
 
 
 @validate_params(
@@ -170,7 +175,7 @@ def threshold_path(X, y, *, betas=10, eps=1e-3, loss="squared", sample_weight=No
     gaps = np.zeros(len(grid))
     W = None
     for j, beta in enumerate(grid):
-        W, objective, lower, _ = solve_problem(problem, beta, solver, tol, max_iter, W)
+        W, objective, lower, *_ = solve_problem(problem, beta, solver, tol, max_iter, W)
         coefs[:, :, j] = W.T
         gaps[j] = max(objective - lower.sum(), 0.0)
     patterns = problem.arr.patterns[problem.inverse]

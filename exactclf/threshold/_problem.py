@@ -31,19 +31,22 @@ _MAX_EXACT_ENTRIES = 5 * 10**7
 class LassoProblem:
     """``min_w sum_g c_g L(D_g w, Yg_g) + beta |w|_1 + const`` per output column.
 
-    ``X, Y, sw``: the training data (samples of positive weight); ``Z, frame, inverse``: its
+    ``X, Y, sw``: the training data (samples of positive weight); ``keep``: which samples of
+    the data as given these are; ``Z, frame, inverse``: its
     unique points in the affine frame and each sample's unique point; ``mode``:
     ``"closed_form"`` (complete arrangement, squared loss: no dictionary is built),
     ``"exact"`` or ``"sample"``; ``arr, layers``: the first-layer arrangement and the deeper
     layers; ``D``: the dictionary on the merged rows (float 0/1), ``Yg, c, const``: their
-    targets, weights and the loss constant split off by merging; ``n_patterns_total``:
-    Cover's count of the unique points.
+    targets, weights and the loss constant split off by merging, ``groups``: each sample's
+    row of ``D``; ``n_patterns_total``: Cover's count of the unique points; ``fingerprint``:
+    the data's :func:`~exactclf._certificate.data_fingerprint` (set by the estimator).
     """
 
     X: np.ndarray
     Y: np.ndarray
     sw: np.ndarray
     loss: str
+    keep: np.ndarray
     Z: np.ndarray
     frame: object
     inverse: np.ndarray
@@ -55,10 +58,34 @@ class LassoProblem:
     Yg: np.ndarray | None = None
     c: np.ndarray | None = None
     const: np.ndarray | None = None
+    groups: np.ndarray | None = None
+    fingerprint: str = ""
 
     def first_layer(self, reconstruction: str) -> FirstLayer:
         """The first-layer neurons of this dictionary (reconstructed on demand, cached)."""
         return FirstLayer(self.X, self.Z, self.frame, self.arr, self.inverse, reconstruction)
+
+    def sample_dual(self, dual: np.ndarray) -> np.ndarray:
+        """A dual point of the merged rows (rows of ``D`` x outputs; the closed form: samples
+        x outputs) as one of the unmerged problem, one row per sample of the data as given
+        (0 where the weight is 0). Same ``D^T theta`` (the samples of a row share their
+        patterns) and, with the constant split off by merging, the same dual objective: a
+        row's dual share goes to its samples by weight; the squared loss adds each sample's
+        deviation from the row's mean target, which sums to 0 over the row."""
+        out = np.zeros((len(self.keep), dual.shape[1]))
+        if self.groups is None:
+            out[self.keep] = dual
+            return out
+        g = self.groups
+        share = dual[g] / self.c[g, None]
+        if self.loss == "squared":
+            share = share + self.Y - self.Yg[g]
+        out[self.keep] = self.sw[:, None] * share
+        return out
+
+    def sample_patterns(self) -> np.ndarray:
+        """The dictionary on the samples of positive weight (boolean samples x patterns)."""
+        return self.D[self.groups] != 0
 
 
 def _choose_mode(arrangements, n_arrangements, n_u, r, count, name):
@@ -98,7 +125,7 @@ def build_problem(X, Y, sw, loss, *, arrangements, n_arrangements, hidden_layer_
     Z = frame.transform(U)
     n_u, r = Z.shape
     count = cover_count(n_u, r)
-    problem = LassoProblem(X, Y, sw, loss, Z, frame, inverse, count, "closed_form")
+    problem = LassoProblem(X, Y, sw, loss, keep, Z, frame, inverse, count, "closed_form")
     closed_ok = (n_u == r + 1 and n_u == len(X) and bool(np.all(sw == sw[0]))
                  and loss == "squared" and not hidden_layer_sizes
                  and solver in ("auto", "closed_form"))
@@ -135,10 +162,11 @@ def build_problem(X, Y, sw, loss, *, arrangements, n_arrangements, hidden_layer_
     else:
         keys = np.column_stack([inverse, Y])
         _, first, g_inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-        c = np.bincount(g_inv.ravel(), weights=sw)
+        g_inv = g_inv.ravel()
+        c = np.bincount(g_inv, weights=sw)
         Yg, point, const = Y[first], inverse[first], np.zeros(Y.shape[1])
     problem.D = dictionary[point].astype(np.float64)
-    problem.Yg, problem.c, problem.const = Yg, c, const
+    problem.Yg, problem.c, problem.const, problem.groups = Yg, c, const, g_inv
     return problem
 
 

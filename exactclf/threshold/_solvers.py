@@ -22,15 +22,15 @@ Any feasible ``theta`` lower-bounds the optimum, so ``primal - dual`` bounds the
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
 from ._losses import LOSSES
 
-__all__ = ["SOLVERS", "IPM_MAX_ENTRIES", "GAP_FLOOR_RTOL", "ipm_fits", "skglm_available",
-           "primal_objective", "dual_objective", "duality_gap", "solve_lasso", "resolve_solver"]
+__all__ = ["IPM_MAX_ENTRIES", "GAP_FLOOR_RTOL", "ipm_fits", "skglm_available", "dual_point",
+           "dual_objective", "duality_gap", "solve_lasso", "SolveInfo", "resolve_solver"]
 
-SOLVERS = ("auto", "closed_form", "ipm", "lars", "skglm", "sklearn", "highs")
 #: duality gaps below this fraction of the zero network's loss are rounding noise (the primal
 #: and dual objectives are sums of n terms of that size, each rounded): a smaller ``tol``
 #: cannot be certified, and the solvers stop trying there
@@ -49,6 +49,17 @@ WS_GROW = 0.1
 #: the interior-point method runs while its Newton matrix, ``n`` squared (the dual QP has one
 #: variable per point), has at most this many entries (200 MB in float64)
 IPM_MAX_ENTRIES = 25 * 10**6
+
+
+class SolveInfo(NamedTuple):
+    """What :func:`solve_lasso` knows about its returned point beyond the gap: ``dual``, the
+    feasible dual point that certifies the gap (one entry per row of ``D``), and
+    ``budget_spent``, whether a LARS or coordinate-descent call used all of ``max_iter``
+    (the interior-point method converges in tens of iterations; its budget is not the
+    limit)."""
+
+    dual: np.ndarray
+    budget_spent: bool
 
 
 def ipm_fits(shape: tuple[int, int]) -> bool:
@@ -107,13 +118,21 @@ def resolve_solver(solver: str, loss: str, uniform_weights: bool,
     return "skglm" if use_skglm else "sklearn"
 
 
-def primal_objective(D, y, w, beta, loss, s) -> float:
-    """``L(D w) + beta |w|_1``."""
-    return float(LOSSES[loss].value(D @ w, y, s).sum() + beta * np.abs(w).sum())
+def dual_point(D, y, theta, beta, loss, s, dual_norm=None) -> np.ndarray:
+    """``theta`` made a feasible dual point, as :func:`dual_objective` evaluates it: in the
+    domain of the loss's conjugate (``ValueError`` beyond rounding), then scaled into
+    ``|D^T theta|_inf <= beta``."""
+    theta = np.asarray(theta, dtype=np.float64)
+    if not np.all(np.isfinite(theta)):
+        raise ValueError("dual point with non-finite entries")
+    theta = LOSSES[loss].to_domain(theta, y, s)
+    norm = float(np.abs(D.T @ theta).max()) if dual_norm is None else dual_norm(theta)
+    return theta * (beta / norm) if norm > beta else theta
 
 
 def dual_objective(D, y, theta, beta, loss, s, dual_norm=None) -> float:
-    """The Fenchel dual objective at ``theta`` after scaling it into the feasible set.
+    """The Fenchel dual objective at ``theta`` after scaling it into the feasible set
+    (:func:`dual_point`).
 
     Feasibility has two parts. The loss's conjugate is finite only on a box (logistic and
     hinge: ``0 <= theta_i y_i <= s_i``; squared: everywhere): a point outside the box is not
@@ -136,18 +155,13 @@ def dual_objective(D, y, theta, beta, loss, s, dual_norm=None) -> float:
     ...
     ValueError: dual point outside the domain of the hinge loss's conjugate ...
     """
-    theta = np.asarray(theta, dtype=np.float64)
-    if not np.all(np.isfinite(theta)):
-        raise ValueError("dual point with non-finite entries")
-    theta = LOSSES[loss].to_domain(theta, y, s)
-    norm = float(np.abs(D.T @ theta).max()) if dual_norm is None else dual_norm(theta)
-    if norm > beta:
-        theta = theta * (beta / norm)
-    return LOSSES[loss].dual_value(theta, y, s)
+    return LOSSES[loss].dual_value(dual_point(D, y, theta, beta, loss, s, dual_norm), y, s)
 
 
-def duality_gap(D, y, w, beta, loss, s, theta=None, dual_norm=None) -> tuple[float, float]:
-    """``(primal, gap)`` at ``w``: ``gap = primal - dual_objective(theta)`` (at least 0).
+def duality_gap(D, y, w, beta, loss, s, theta=None, dual_norm=None, return_dual=False):
+    """``(primal, gap)`` at ``w``: ``gap = primal - dual_objective(theta)`` (at least 0);
+    with ``return_dual``, ``(primal, gap, dual)``: ``dual`` the feasible dual point the gap
+    was evaluated at (:func:`dual_point`).
 
     ``theta``: a dual candidate (default: the negative loss gradient at ``D w``, which lies
     in the conjugate's domain); ``dual_norm``: as in :func:`dual_objective`."""
@@ -155,8 +169,9 @@ def duality_gap(D, y, w, beta, loss, s, theta=None, dual_norm=None) -> tuple[flo
     primal = float(LOSSES[loss].value(f, y, s).sum() + beta * np.abs(w).sum())
     if theta is None:
         theta = -LOSSES[loss].gradient(f, y, s)
-    dual = dual_objective(D, y, theta, beta, loss, s, dual_norm)
-    return primal, max(primal - dual, 0.0)
+    point = dual_point(D, y, theta, beta, loss, s, dual_norm)
+    gap = max(primal - LOSSES[loss].dual_value(point, y, s), 0.0)
+    return (primal, gap, point) if return_dual else (primal, gap)
 
 
 def _solve_skglm(D, y, beta, loss, s, tol, max_iter, w0):
@@ -202,8 +217,9 @@ def _solve_sklearn(D, y, beta, loss, s, tol, max_iter, w0):
         return est.coef_.ravel().astype(np.float64), int(est.n_iter_)
     from sklearn.linear_model import LogisticRegression
 
+    # liblinear shuffles its coordinates: a fixed seed makes a fit (and its gap) repeatable
     est = LogisticRegression(C=1.0 / beta, l1_ratio=1.0, solver="liblinear",
-                             fit_intercept=False, tol=tol, max_iter=max_iter)
+                             fit_intercept=False, tol=tol, max_iter=max_iter, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(D, y, sample_weight=s)
@@ -401,7 +417,8 @@ def _unit(x: float) -> float:
     return float(np.ldexp(1.0, np.frexp(x)[1] - 1)) if x > 0 else 1.0
 
 
-def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
+def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None,
+                return_info=False):
     """Minimize ``L(D w) + beta |w|_1`` until the relative duality gap (gap divided by the
     loss at ``w = 0``) is at most ``tol``.
 
@@ -427,7 +444,9 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     ``|y|`` lie in ``[1, 2)``, so the fit does not depend on the units of the targets or
     of the weights.
 
-    Returns ``(w, n_iter, primal, gap, converged)`` in the units of ``y`` and ``s``.
+    Returns ``(w, n_iter, primal, gap, converged)`` in the units of ``y`` and ``s``; with
+    ``return_info``, ``(w, n_iter, primal, gap, converged, info)``, ``info`` the
+    :class:`SolveInfo` of the returned point.
 
     Examples
     --------
@@ -443,39 +462,45 @@ def solve_lasso(D, y, beta, loss, solver, s, tol=1e-6, max_iter=1000, w0=None):
     # Targets x t, weights x c and beta x c t are the same Lasso in units of c t^2
     s_unit = _unit(float(np.max(s)))
     y_unit = _unit(float(np.max(np.abs(y)))) if loss == "squared" else 1.0
-    w, n_iter, primal, gap, converged = _solve_unit_scale(
+    w, n_iter, primal, gap, converged, info = _solve_unit_scale(
         D, y / y_unit, beta / (s_unit * y_unit), loss, solver, s / s_unit, tol, max_iter,
         None if w0 is None else w0 / y_unit)
     unit = s_unit * y_unit**2
-    return w * y_unit, n_iter, primal * unit, gap * unit, converged
+    out = (w * y_unit, n_iter, primal * unit, gap * unit, converged)
+    # a dual point is in the units of the loss's gradient: weights x targets
+    return (*out, info._replace(dual=info.dual * (s_unit * y_unit))) if return_info else out
 
 
 def _solve_unit_scale(D, y, beta, loss, solver, s, tol, max_iter, w0):
-    """:func:`solve_lasso` on a problem in the units it chooses."""
+    """:func:`solve_lasso` on a problem in the units it chooses; returns its tuple and the
+    :class:`SolveInfo` of the returned point."""
     loss0 = float(LOSSES[loss].value(np.zeros(len(y)), y, s).sum())
     target = tol * max(loss0, 1e-300)
     if loss == "hinge":
         w, n_iter, theta = _solve_highs_hinge(D, y, beta, s)
-        primal, gap = duality_gap(D, y, w, beta, loss, s, theta=theta)
-        return w, n_iter, primal, gap, gap <= target
-    n_iter = 0
+        primal, gap, theta = duality_gap(D, y, w, beta, loss, s, theta=theta, return_dual=True)
+        return w, n_iter, primal, gap, gap <= target, SolveInfo(theta, False)
+    n_iter, spent = 0, False
     w = w0
     # every method's point is certified by its own gap; the smallest one is returned when
-    # none reaches tol (a later fallback may end worse than an earlier method)
-    best = (np.zeros(D.shape[1]), *duality_gap(D, y, np.zeros(D.shape[1]), beta, loss, s))
+    # none reaches tol (a later fallback may end worse than an earlier method). Each
+    # candidate is (w, primal, gap, dual point)
+    zero = np.zeros(D.shape[1])
+    best = (zero, *duality_gap(D, y, zero, beta, loss, s, return_dual=True))
     if w0 is not None:
-        start = (w0, *duality_gap(D, y, w0, beta, loss, s))
+        start = (w0, *duality_gap(D, y, w0, beta, loss, s, return_dual=True))
         if start[2] < best[2]:
             best = start
     if best[2] <= target:  # the start (or the zero network) is already certified
-        return best[0], 0, best[1], best[2], True
+        return best[0], 0, best[1], best[2], True, SolveInfo(best[3], False)
     direct = {"ipm": ["ipm", "lars"], "lars": ["lars", "ipm"]}.get(solver, [])
     for method in direct:
         if method == "ipm" and not ipm_fits(D.shape):
             continue
         if method == "lars":
             w, it, reliable = _solve_lars(D, y, beta, s, max_iter)
-            primal, gap = duality_gap(D, y, w, beta, loss, s)
+            spent |= it >= max_iter
+            primal, gap, dual = duality_gap(D, y, w, beta, loss, s, return_dual=True)
         else:
             if w0 is None:
                 w, theta, active, it, reliable = _solve_ipm(D, y, beta, s, 1e-2 * target,
@@ -483,16 +508,18 @@ def _solve_unit_scale(D, y, beta, loss, solver, s, tol, max_iter, w0):
             else:
                 w, theta, active, it, reliable = _solve_ipm_screened(
                     D, y, beta, s, 1e-2 * target, max_iter, _working_set(D, y, s, w0))
-            primal, gap = duality_gap(D, y, w, beta, loss, s, theta=theta)
+            primal, gap, dual = duality_gap(D, y, w, beta, loss, s, theta=theta,
+                                            return_dual=True)
             vertex = _sparsest_on_face(D, w, theta, active)
+            # the same dual point: only the primal point moves
             v_primal, v_gap = duality_gap(D, y, vertex, beta, loss, s, theta=theta)
             if v_gap <= max(gap, target):
                 w, primal, gap = vertex, v_primal, v_gap
         n_iter += it
         if gap <= target:
-            return w, n_iter, primal, gap, True
+            return w, n_iter, primal, gap, True, SolveInfo(dual, spent)
         if gap < best[2]:
-            best = (w, primal, gap)
+            best = (w, primal, gap, dual)
         if not reliable or primal >= loss0:
             w = None
     if direct:
@@ -504,13 +531,14 @@ def _solve_unit_scale(D, y, beta, loss, solver, s, tol, max_iter, w0):
             break  # at the floating-point floor: no solver certifies a smaller gap
         w, it = run(D, y, beta, loss, s, inner_tol, max_iter, w)
         n_iter += it
-        primal, gap = duality_gap(D, y, w, beta, loss, s)
+        spent |= it >= max_iter
+        primal, gap, dual = duality_gap(D, y, w, beta, loss, s, return_dual=True)
         if gap <= target:
-            return w, n_iter, primal, gap, True
+            return w, n_iter, primal, gap, True, SolveInfo(dual, spent)
         if gap < best[2]:
-            best = (w, primal, gap)
+            best = (w, primal, gap, dual)
         if gap >= last:  # no progress: the floating-point floor (or the budget) is reached
             break
         inner_tol, last = inner_tol * 1e-2, gap
-    w, primal, gap = best
-    return w, n_iter, primal, gap, False
+    w, primal, gap, dual = best
+    return w, n_iter, primal, gap, False, SolveInfo(dual, spent)

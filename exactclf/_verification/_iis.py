@@ -1,0 +1,186 @@
+"""The IIS cover bound: infeasible subsystems, each certified by exact Farkas multipliers,
+and the minimum weight of errors that meets all of them.
+
+The witness (``Witness.data["iis"]``) lists irreducible infeasible subsystems (IISs), each
+as members ``[row, side, u]``: the training sample ``X[row]`` wanting the label ``side``
+(+1 for ``classes_[1]``, -1 for ``classes_[0]``) and a non-negative integer ``u``. By Gordan's
+alternative, no affine classifier ``sign(w.x + b)`` gives every member its label when
+
+    sum_j u_j side_j (x_j, 1) == 0,   u >= 0,   u != 0
+
+(multiply ``side_j (w.x_j + b) > 0`` by ``u_j`` and add: ``0 > 0``). This is checked in exact
+rational arithmetic on the float64 samples. Any classifier thus errs on a member of every
+IIS. Errors on the samples at a point ``x`` cost the lighter label's weight whatever the
+classifier does (the conflicting duplicates, summed in ``base``), and the difference of the
+two labels' weights more when the heavier one is given up: so a member costs
+``max(0, w(x, side) - w(x, -side))`` (``w(x, s)``: the weight of the samples equal to ``x``
+with label ``s``, ``-0.0`` and ``0.0`` alike), and
+
+    errors >= base + min { cost of a set of members that meets every IIS },
+
+a set-cover ILP, solved here by :func:`scipy.optimize.milp` (HiGHS behind scipy's
+interface), as the question whether the minimum reaches the certificate's bound: covers
+below the bound are sought, and there are none when it holds. Bounds and targets are read
+with a slack for HiGHS's absolute tolerances (in a unit of the costs that makes the smallest
+about 1e3, unless the costs are integers) and half the certificate's relative tolerance
+``rtol``; with integer costs they are then rounded up.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from ._conflicts import conflict_sum
+
+__all__ = ["check_iis_cover", "cover_minimum"]
+
+#: seconds the cover ILP may take; past them its dual bound, still proven, is used
+_TIME_LIMIT = 120.0
+#: HiGHS's absolute error on a MIP bound: its feasibility tolerance, and the dual
+#: feasibility tolerance of each column (the error of an LP bound)
+_ATOL, _ATOL_PER_COLUMN = 1e-6, 1e-7
+#: the smallest cost, in the unit HiGHS sees non-integer costs in (a power of two below it),
+#: and the range of costs below which a cost is scaled as if it were that fraction of the
+#: largest (smaller ones are rounding noise in the cover's cost)
+_COST_UNIT_BITS, _COST_RANGE = 10, 1e-6
+
+
+def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
+                  target: float | None = None) -> tuple[float, str]:
+    """A proven lower bound on ``min c.x`` over ``x in {0, 1}^n`` with ``sum_{i in T} x_i >= 1``
+    for every set ``T`` of ``sets``, and what HiGHS reported.
+
+    ``cost`` must be positive. HiGHS's bounds are read with a slack for its tolerances and
+    ``rtol / 2`` of themselves (then rounded up when the costs are integers). With a
+    ``target``, the question is only whether the minimum reaches it (less that slack): the
+    covers that cost less are sought, and when there is none the bound is the target; a
+    much easier problem than the minimum when the target is right.
+
+    Examples
+    --------
+    >>> cover_minimum([[0, 1], [1, 2], [2]], np.array([1.0, 2.0, 3.0]))[0]
+    4.0
+    >>> bound, status = cover_minimum([[0, 1], [1, 2]], np.array([0.25, 0.5, 0.75]))
+    >>> bound <= 0.5 < bound + 1e-9  # the minimum, less HiGHS's tolerance
+    True
+    >>> cover_minimum([[0, 1], [1, 2], [2]], np.array([1.0, 2.0, 3.0]), target=4.0)[0]
+    4.0
+    >>> cover_minimum([[0, 1], [1, 2], [2]], np.array([1.0, 2.0, 3.0]), target=5.0)[0]
+    4.0
+    """
+    if not sets:
+        return 0.0, "no sets"
+    n = len(cost)
+    integral = bool(np.all(cost == np.round(cost)))
+    # a power of two: the scaled costs are exact
+    unit = 1.0 if integral else 2.0 ** (math.frexp(
+        max(float(cost.min()), _COST_RANGE * float(cost.max())))[1] - 1 - _COST_UNIT_BITS)
+    c = cost / unit
+    atol = _ATOL + _ATOL_PER_COLUMN * n + np.finfo(np.float64).eps * float(c.sum())
+
+    def safe(v: float) -> float:
+        return v - max(0.5 * rtol * abs(v), atol)
+
+    rows = np.repeat(np.arange(len(sets)), [len(t) for t in sets])
+    A = sp.csr_matrix((np.ones(len(rows)), (rows, np.concatenate(sets))),
+                      shape=(len(sets), n))
+    A.data[:] = 1.0  # a member listed twice in a set is one variable
+    constraints = [LinearConstraint(A, 1, np.inf)]
+    low = np.inf
+    if target is not None:  # only the covers below the target, made safe, matter
+        low = safe(target / unit)
+        constraints.append(LinearConstraint(c[None, :], -np.inf, low))
+    res = milp(c, integrality=np.ones(n), bounds=Bounds(0, 1), constraints=constraints,
+               options={"mip_rel_gap": 0.0, "time_limit": _TIME_LIMIT})
+    if res.status == 2 and target is not None:  # every cover costs more than `low`
+        bound = math.floor(low) + 1 if integral else low
+        return max(float(bound), 0.0) * unit, "no cover costs less than the target"
+    dual = getattr(res, "mip_dual_bound", None)
+    if dual is None or not np.isfinite(dual):
+        dual = res.fun if res.status == 0 else 0.0
+    # a cover costs at least the dual bound of those below `low`, or `low`
+    bound = min(safe(dual), low)
+    bound = math.ceil(bound) if integral else bound
+    return max(float(bound), 0.0) * unit, f"HiGHS: {res.message}"
+
+
+def _iis_error(members, n: int, positive: np.ndarray, rows: dict) -> str | None:
+    """Why ``members`` is not an exactly certified IIS of the samples (None if it is)."""
+    if not isinstance(members, list) or not members:
+        return "not a non-empty list of members"
+    total = None
+    for m in members:
+        if not (isinstance(m, list) and len(m) == 3
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in m)):
+            return f"member {m!r} is not [row, side, multiplier] in integers"
+        row, side, u = m
+        if not 0 <= row < n:
+            return f"row {row} is not a sample (there are {n})"
+        if side not in (1, -1) or (side == 1) != positive[row]:
+            return f"sample {row} has not the label of side {side}"
+        if u < 0:
+            return f"multiplier {u} of sample {row} is negative"
+        x = rows[row]
+        term = [u * side * v for v in x] + [u * side]
+        total = term if total is None else [a + b for a, b in zip(total, term, strict=True)]
+    if all(m[2] == 0 for m in members):
+        return "all multipliers are 0"
+    if any(v != 0 for v in total):
+        return "sum of u * side * (x, 1) is not exactly 0"
+    return None
+
+
+def check_iis_cover(model, cert, X, y, w, report) -> float | None:
+    """Check every IIS of the witness exactly, and re-derive the cover bound (see the module
+    docstring) with its own ILP; returns that bound, plus the conflicting duplicates."""
+    t0 = time.perf_counter()
+    iis = cert.witness.data.get("iis")
+    if not isinstance(iis, list):
+        report.add("IIS cover witness", False, "no list of IISs in the witness data")
+        return None
+    X0 = np.asarray(X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
+    positive = np.asarray(y).ravel() == model.classes_[1]
+    n = len(X0)
+    _, point = np.unique(X0, axis=0, return_inverse=True)
+    point = point.ravel()
+    weight = np.zeros((point.max() + 1, 2))  # columns: negative, positive label
+    np.add.at(weight, (point, positive.astype(int)), w)
+
+    rows: dict[int, list[Fraction]] = {}
+    valid: list[list[tuple[int, int]]] = []
+    errors = []
+    for k, members in enumerate(iis):
+        for m in members if isinstance(members, list) else []:
+            if isinstance(m, list) and m and isinstance(m[0], int) and 0 <= m[0] < n:
+                rows.setdefault(m[0], [Fraction(v) for v in X0[m[0]].tolist()])
+        why = _iis_error(members, n, positive, rows)
+        if why is None:
+            valid.append([(int(point[row]), side) for row, side, u in members if u])
+        else:
+            errors.append(f"IIS {k}: {why}")
+    report.add("IISs certified by exact Farkas multipliers", not errors,
+               f"{len(valid)} of {len(iis)}" + (f"; {errors[0]}" if errors else ""))
+
+    # a member's cost: the weight of its label at its point beyond the other label's
+    keys = sorted({key for t in valid for key in t})
+    cost = {(p, s): max(0.0, float(weight[p, int(s == 1)] - weight[p, int(s != 1)]))
+            for p, s in keys}
+    # an IIS with a member that costs nothing is met for free: no constraint
+    var = {key: i for i, key in enumerate(k for k in keys if cost[k] > 0)}
+    sets = [[var[key] for key in t] for t in valid if all(cost[key] > 0 for key in t)]
+    c = np.array([cost[key] for key in var])
+    base = conflict_sum(X0, positive, w)
+    claim = cert.bound - base
+    cover, status = ((0.0, "nothing to prove") if claim <= 0 else
+                     cover_minimum(sets, c, cert.rtol, target=claim))
+    report.add("IIS cover bound re-derived", True,
+               f"{base!r} (conflicting duplicates) + {cover!r} (a lower bound on the least "
+               f"weight of errors meeting all {len(sets)} IISs that cost: {status}) in "
+               f"{time.perf_counter() - t0:.2f} s")
+    return base + cover

@@ -1,0 +1,458 @@
+"""The searches of one Deep-ICE fit, over both polarities, and the portfolio that schedules them.
+
+Same instance as :func:`exactclf.maxout._exact.exact_union`: unique points ``Z`` in a
+well-conditioned frame, and for each polarity (which class is the union of the K half-spaces)
+the weights of the union class and of the other class at each point.
+
+- ``"exact"`` and ``"coreset"`` run one search per polarity (:meth:`MaxoutSearch.run`):
+  the exact search (for K = 1 the linear problem, solved as ICEClassifier solves it) or the
+  coreset heuristic. An exact search of two polarities on more than a few blocks of points
+  first runs the heuristic briefly on each, and searches the better polarity first, below its
+  heuristic's errors, so that the other only has to be ruled out.
+- ``"portfolio"`` (method="auto" beyond the exact search's range) works within a budget: the
+  best plane of the linear problem; for each polarity the heuristic's network and one grown
+  from that plane by local search; proven partition lower bounds (:mod:`._bounds`); the exact
+  search below the best network where its sampled cost fits; and the bounds again with the
+  time left. It stops as soon as a bound meets the best network's errors.
+
+Every polarity's result holds its best network (realized on ``Z``), a proven lower bound on
+that polarity's optimum and how it was proven; the estimator combines them into its
+certificate.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._backend import Backend
+from .._combinatorics import n_combinations
+from .._resources import check_memory
+from .._separator import UNREALIZABLE_MARGIN
+from ..linear._bounds import conflict_bound
+from ..linear._portfolio import solve_portfolio
+from ._bounds import PLANE_RATE, PartitionBound, partition_bound
+from ._coreset import coreset_union, refine
+from ._exact import estimate_union, exact_union, prepare_union, realize_union
+
+__all__ = ["BYTES_PER_ENTRY", "MaxoutSearch", "PolarityResult", "SearchSettings"]
+
+#: bytes per candidate half-space and point of an exact search's family (the boolean matrix,
+#: its float64 products and bitsets): a family that would not fit in memory is not built
+BYTES_PER_ENTRY = 12
+#: the portfolio without a time_limit: seconds for the heuristic, the partition bounds and
+#: (where its sampled cost fits) the exact search
+_DEFAULT_BUDGET = 120.0
+#: shares of the budget: the heuristic (each polarity), the partition bounds before the
+#: exact search (all polarities), sampling the exact search's cost
+_HEURISTIC_SHARE = 0.1
+_BOUND_SHARE = 0.4
+#: shares of the budget for the linear seed: the exact linear problem (its best plane so far
+#: when stopped), then, for K >= 2 and each polarity, the local search that adds and
+#: re-solves half-spaces one at a time from that plane
+_LINEAR_SHARE = 0.1
+_GROW_SHARE = 0.1
+_SAMPLE_SHARE = 0.05
+#: an exact search whose candidate family takes at most this share of the budget to
+#: enumerate is considered before the partition bounds
+_CHEAP_SHARE = 0.05
+#: method="exact" with two polarities: seconds of the heuristic on each (at most a share of
+#: time_limit), to search the better polarity first
+_SEED_SECONDS = 1.0
+_SEED_SHARE = 0.05
+#: a polarity's partition bounds stop after this many grids in a row that neither raised
+#: its bound nor grew its blocks
+_STALLED_PARTITIONS = 3
+
+
+@dataclass
+class PolarityResult:
+    """The best network of one polarity: ``value`` its realized errors on the unique points,
+    ``lower`` a proven lower bound on that polarity's optimum (``bound_method`` says how),
+    ``n_tuples`` the K-tuples of the exact searches' spaces (before pruning)."""
+
+    value: float
+    planes: list
+    lower: float
+    n_evaluated: int
+    stop_reason: str | None
+    bound_method: str = "conflicting duplicates"
+    n_tuples: int = 0
+    size: int = 0  # the partition bound's next block size ...
+    block_seconds: float = math.inf  # ... and the predicted seconds of one of its blocks
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """The estimator's parameters that the searches of one fit read.
+
+    ``method`` is ``"exact"``, ``"coreset"`` or ``"portfolio"``; ``seed`` seeds every run of
+    the coreset heuristic; the others are the estimator's parameters of the same names
+    (``backend`` resolved from ``device``, ``n_jobs`` the usable workers).
+    """
+
+    method: str
+    time_limit: float | None
+    max_candidates: int | None
+    coreset_size: int
+    heap_size: int
+    coreset_stop: int
+    shrink: float
+    n_shuffles: int
+    seed: int
+    backend: Backend
+    n_jobs: int
+    verbose: int
+
+    def coreset(self, Z, want_w, other_w, K, seconds, *, final=False) -> PolarityResult:
+        """The coreset heuristic on one polarity for at most ``seconds``: its network and
+        its pass sums' bound. ``final``: it is the polarity's search (it reports progress
+        and its budget stop), not a seed of the others (which keeps only an interrupt)."""
+        res = coreset_union(Z, want_w, other_w, K, block_size=self.coreset_size,
+                            heap_size=self.heap_size, stop_size=self.coreset_stop,
+                            shrink=self.shrink, max_passes=self.n_shuffles,
+                            rng=np.random.default_rng(self.seed), time_limit=seconds,
+                            verbose=self.verbose if final else 0)
+        stop = res.stop_reason if final or res.stop_reason == "interrupted" else None
+        return PolarityResult(res.value, res.planes, res.lower_bound, res.n_evaluated, stop,
+                              "partition")
+
+
+def _linear_bound(res) -> tuple[float, str]:
+    """The proven bound of a linear portfolio result and how it was proven: its value when
+    complete (the IIS cover within its relative tolerance, as ICEClassifier takes it), else
+    its lower bound."""
+    return (res.value, "exact") if res.complete else (res.lower_bound, "linear")
+
+
+class MaxoutSearch:
+    """The searches of one fit: ``searches`` lists ``(polarity, want_w, other_w)`` in the
+    order of the ties (the first wins them), ``t0`` is when the fit started
+    (``time.perf_counter()``); :meth:`run` returns the results by polarity.
+
+    ``results`` holds the best network of each polarity searched so far; the portfolio's
+    ``budget`` and ``deadline`` are set when it starts.
+    """
+
+    def __init__(self, Z, searches, K: int, settings: SearchSettings, t0: float):
+        self.Z, self.searches, self.K, self.settings, self.t0 = Z, searches, K, settings, t0
+        self.weights = {p: (want_w, other_w) for p, want_w, other_w in searches}
+        self.results: dict[int, PolarityResult] = {}
+        self.budget = (settings.time_limit if settings.time_limit is not None
+                       else _DEFAULT_BUDGET)
+        self.deadline = t0 + self.budget
+
+    def run(self) -> dict[int, PolarityResult]:
+        """The best network of each polarity searched (after Ctrl-C, possibly only one)."""
+        if self.settings.method == "portfolio":
+            return self._portfolio()
+        return self._direct()
+
+    def left(self) -> float:
+        """Seconds left of the portfolio's budget."""
+        return self.deadline - time.perf_counter()
+
+    def incumbent(self) -> float:
+        """The errors of the best network found."""
+        return min(r.value for r in self.results.values())
+
+    def say(self, msg: str) -> None:
+        if self.settings.verbose:
+            print(f"Deep-ICE: {msg} ({time.perf_counter() - self.t0:.1f} s)", file=sys.stderr,
+                  flush=True)
+
+    def _interrupted(self):
+        """Ctrl-C outside the searches that stop by themselves: the networks found so far,
+        every polarity marked interrupted (with a warning)."""
+        warnings.warn("Deep-ICE interrupted: returning the best network found so far",
+                      RuntimeWarning, stacklevel=8)
+        for r in self.results.values():
+            r.stop_reason = "interrupted"
+        return self.results
+
+    # -- method="exact" or "coreset" --------------------------------------------------------
+
+    def _direct(self):
+        """The exact search or the coreset heuristic alone, one polarity after the other
+        (the better one first when the heuristic's seeds say which)."""
+        s, searches = self.settings, self.searches
+        seeds: dict[int, PolarityResult] = {}
+        if (s.method == "exact" and self.K > 1 and len(searches) == 2
+                and len(self.Z) > 2 * s.coreset_size):
+            seeds = self._seed_polarities()
+            if any(r.stop_reason == "interrupted" for r in seeds.values()):
+                self.results = seeds  # Ctrl-C: the heuristic's networks and bounds
+                return seeds
+            searches = sorted(searches, key=lambda x: (seeds[x[0]].value, -x[0]))
+        for k, (polarity, want_w, other_w) in enumerate(searches):
+            remaining = None
+            if s.time_limit is not None:  # half of the budget left for the first polarity
+                remaining = (max(s.time_limit - (time.perf_counter() - self.t0), 1e-3)
+                             / (len(searches) - k))
+            bound = np.inf
+            if self.results:  # the second polarity only has to beat the first
+                first = next(iter(self.results.values())).value
+                # ties go to polarity +1 (errors are integers in the exact search)
+                bound = first + 1 if polarity == 1 and s.method == "exact" else first
+            elif polarity in seeds:  # at most the heuristic's errors
+                bound = seeds[polarity].value + 1
+            try:
+                res = self._search(want_w, other_w, remaining, bound)
+            except KeyboardInterrupt:  # before the search could stop by itself (preparing
+                # its candidate family) or after (realizing its network): what was found
+                for p, seed in seeds.items():
+                    self.results.setdefault(p, seed)
+                if not self.results:
+                    raise
+                return self._interrupted()
+            seed = seeds.get(polarity)
+            if seed is not None and seed.value < res.value:  # the search stopped early
+                res.value, res.planes = seed.value, seed.planes
+            self.results[polarity] = res
+            if res.stop_reason == "interrupted":  # Ctrl-C ends the fit, not one polarity
+                break
+        return self.results
+
+    def _seed_polarities(self):
+        """The coreset heuristic on each polarity for a moment: its networks, by polarity."""
+        seconds = _SEED_SECONDS
+        if self.settings.time_limit is not None:
+            seconds = min(seconds, _SEED_SHARE * self.settings.time_limit)
+        seeds = {}
+        for polarity, want_w, other_w in self.searches:
+            seeds[polarity] = self.settings.coreset(self.Z, want_w, other_w, self.K, seconds)
+            if seeds[polarity].stop_reason == "interrupted":
+                break
+        return seeds
+
+    def _search(self, want_w, other_w, time_limit, upper_bound):
+        """One polarity: the best network found, realized on ``Z``, with its proofs."""
+        s, Z, K = self.settings, self.Z, self.K
+        if s.method == "coreset":
+            return s.coreset(Z, want_w, other_w, K, time_limit, final=True)
+        if K == 1:
+            # one half-space: the exact linear problem, solved as ICEClassifier solves it
+            # (enumeration and IIS cover, with their proven bounds when a budget stops them)
+            res = solve_portfolio(Z, Z, want_w, other_w, backend=s.backend,
+                                  max_candidates=s.max_candidates, time_limit=time_limit,
+                                  n_jobs=s.n_jobs, verbose=s.verbose)
+            sets, n_eval, n_tuples = [res.positive], res.n_candidates, 0
+            lower, how = _linear_bound(res)
+        else:
+            problem = prepare_union(Z, want_w, other_w, K, s.max_candidates)
+            res = exact_union(Z, want_w, other_w, K, backend=s.backend,
+                              upper_bound=upper_bound, time_limit=time_limit, n_jobs=s.n_jobs,
+                              verbose=s.verbose, problem=problem)
+            sets, n_eval, n_tuples = res.sets, res.n_evaluated, problem.n_tuples
+            # a complete search proves that no network errs less than its value (or than
+            # the bound it was asked to beat); otherwise only conflicting duplicates bound it
+            conflicts = conflict_bound(want_w, other_w)
+            lower, how = ((min(res.value, upper_bound), "exact") if res.complete
+                          else (conflicts.value, conflicts.method))
+        planes, value, exact = realize_union(Z, sets, want_w, other_w)
+        stop_reason = res.stop_reason
+        if not exact:
+            stop_reason = stop_reason or UNREALIZABLE_MARGIN
+        return PolarityResult(value, planes, lower, n_eval, stop_reason, how, n_tuples)
+
+    # -- method="auto" beyond the exact search's range: the portfolio -----------------------
+
+    def _portfolio(self):
+        """The linear seed, the heuristics, then the proofs (partition bounds and exact
+        searches, better polarity first) until a bound meets the best network's errors or
+        the budget is spent; what time is left improves the bounds of the polarities still
+        open."""
+        try:
+            linear = self._linear_seed()
+            if linear is None or self._heuristics(linear):
+                return self.results
+            # the better polarity first: the other then only has to be ruled out
+            if self._prove(sorted(self.results, key=lambda p: (self.results[p].value, -p))):
+                return self.results
+        except KeyboardInterrupt:  # between the phases (each phase stops by itself)
+            if not self.results:
+                raise
+            return self._interrupted()
+        # a polarity still open ran out of budget, or its partition bounds stopped rising
+        why = "time_limit" if self.left() <= 0 else "bounds stalled"
+        for r in self.results.values():
+            if r.lower < self.incumbent() and r.stop_reason is None:
+                r.stop_reason = why
+        return self.results
+
+    def _linear_seed(self):
+        """The best plane of the linear problem within its share of the budget (one plane
+        is a network too); None after Ctrl-C, with that plane as the fit's network."""
+        polarity, want_w, other_w = self.searches[0]
+        linear = solve_portfolio(self.Z, self.Z, want_w, other_w,
+                                 time_limit=max(min(_LINEAR_SHARE * self.budget, self.left()),
+                                                1e-3),
+                                 n_jobs=self.settings.n_jobs)
+        self.say(f"linear seed: {linear.value:g} errors, bound {linear.lower_bound:g}")
+        if linear.stop_reason != "interrupted":
+            return linear
+        planes, value, _ = realize_union(self.Z, [linear.positive], want_w, other_w)
+        conflicts = conflict_bound(want_w, other_w)
+        self.results[polarity] = PolarityResult(value, planes, conflicts.value, 0,
+                                                "interrupted", conflicts.method)
+        return None
+
+    def _heuristics(self, linear) -> bool:
+        """For each polarity the coreset heuristic's network, and the local search that
+        grows the linear seed's plane into K half-spaces (never worse than that plane); for
+        K = 1 the seed itself with its proven bound. True if Ctrl-C stopped them."""
+        for polarity, want_w, other_w in self.searches:
+            res = self.results[polarity] = self.settings.coreset(
+                self.Z, want_w, other_w, self.K,
+                max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3))
+            self.say(f"polarity {polarity:+d}: heuristic {res.value:g} errors, bound "
+                     f"{res.lower:g}")
+            if res.stop_reason == "interrupted":
+                return True
+            side = linear.positive if polarity == self.searches[0][0] else ~linear.positive
+            if self.K == 1:  # the linear problem itself: its plane and its proven bound
+                self._adopt([side], want_w, other_w, res)
+                lower, how = _linear_bound(linear)
+                if lower > res.lower:
+                    res.lower, res.bound_method = lower, how
+                continue
+            if self._grow(side, want_w, other_w, res,
+                          min(_GROW_SHARE * self.budget, self.left())):
+                return True
+            self.say(f"polarity {polarity:+d}: grown from the linear seed, {res.value:g} "
+                     "errors")
+        return False
+
+    def _prove(self, order) -> bool:
+        """Partition bounds and exact searches for the polarities in ``order``, then the
+        bounds again in the time left; True if Ctrl-C stopped them."""
+        dim = self.Z.shape[1]
+        planes = n_combinations(len(self.Z), dim) if dim else 1
+        # an exact search whose family is cheap is tried before the bounds (it often
+        # proves at once what partitions of small blocks never reach)
+        cheap = planes / PLANE_RATE <= _CHEAP_SHARE * self.budget
+        for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
+            if phase == "bounds":
+                if self._bounds(order, self.t0 + _BOUND_SHARE * self.budget,
+                                self.settings.seed):
+                    return True
+                continue
+            for p in order if self.K > 1 else ():
+                if self.results[p].lower >= self.incumbent() or self.left() <= 0:
+                    continue
+                if self._exact_phase(p, self.incumbent()):
+                    return True
+        return self._bounds(order, self.deadline, self.settings.seed + 1)
+
+    def _bounds(self, order, until, seed) -> bool:
+        """Partition bounds until ``until`` (a ``time.perf_counter()`` value), one partition
+        at a time, always for the open polarity whose bound is the fit's (the lowest; the
+        others' cannot raise it), each partition's blocks growing while the next is
+        predicted to fit; True if Ctrl-C stopped them."""
+        results, incumbent = self.results, self.incumbent()
+        stalled = dict.fromkeys(order, 0)  # partitions in a row without progress
+        while time.perf_counter() < until:
+            open_ = sorted((results[p].lower, p) for p in order
+                           if results[p].lower < incumbent
+                           and results[p].bound_method != "exact"
+                           and stalled[p] < _STALLED_PARTITIONS)
+            if not open_:
+                return False
+            p = open_[0][1]
+            seed += len(order)
+            before, size = results[p].lower, results[p].size
+            if self._improve_bound(p, incumbent, until - time.perf_counter(), seed):
+                return True
+            improved = results[p].lower > before or results[p].size > size
+            stalled[p] = 0 if improved else stalled[p] + 1
+            if improved:
+                self.say(f"polarity {p:+d}: bound {results[p].lower:g} "
+                         f"({results[p].bound_method}, blocks of {results[p].size} points "
+                         "next)")
+        return False
+
+    def _improve_bound(self, polarity, target, seconds, seed) -> bool:
+        """Raise the polarity's bound with one partition bound within ``seconds`` (stopped
+        once it reaches ``target``); True if Ctrl-C stopped it."""
+        res = self.results[polarity]
+        if res.lower >= target or seconds <= 0:
+            return False
+        want_w, other_w = self.weights[polarity]
+        got = partition_bound(self.Z, want_w, other_w, self.K, time_limit=seconds,
+                              planes=res.planes, random_state=seed, target=target,
+                              max_partitions=1,
+                              start=PartitionBound(res.lower, res.bound_method, size=res.size,
+                                                   block_seconds=res.block_seconds))
+        res.lower, res.bound_method = got.value, got.method
+        res.size, res.block_seconds = got.size, got.block_seconds
+        if got.interrupted:
+            res.stop_reason = "interrupted"
+        return got.interrupted
+
+    def _exact_phase(self, polarity, incumbent) -> bool:
+        """The exact search of one polarity below ``incumbent`` when its family and its
+        sampled cost fit the time left; the polarity's result takes any better network and,
+        when the search completes, its proven optimum. True if Ctrl-C stopped it."""
+        s, Z, res = self.settings, self.Z, self.results[polarity]
+        want_w, other_w = self.weights[polarity]
+        planes = n_combinations(len(Z), Z.shape[1]) if Z.shape[1] else 1
+        if planes / PLANE_RATE > self.left() / 2:
+            self.say(f"exact search skipped: its {planes:.3g} hyperplanes would take about "
+                     f"{planes / PLANE_RATE:.0f} s")
+            return False
+        try:
+            check_memory(BYTES_PER_ENTRY * (2 * planes + 2) * len(Z), "", "")
+        except MemoryError:
+            self.say("exact search skipped: its candidate family would not fit in memory")
+            return False
+        problem = prepare_union(Z, want_w, other_w, self.K)
+        res.n_tuples += problem.n_tuples
+        est = estimate_union(problem, incumbent,
+                             time_limit=_SAMPLE_SHARE * max(self.left(), 0))
+        if est.found is not None:  # the sample met a better network: keep it
+            self._adopt(problem.family[est.found], want_w, other_w, res)
+            incumbent = min(incumbent, res.value)
+        seconds = est.seconds / s.n_jobs
+        self.say(f"exact search below {incumbent:g}: about {seconds:.0f} s estimated, "
+                 f"{self.left():.0f} s left")
+        if seconds > self.left():
+            return False
+        out = exact_union(Z, want_w, other_w, self.K, backend=s.backend, upper_bound=incumbent,
+                          time_limit=max(self.left(), 1e-3), n_jobs=s.n_jobs,
+                          verbose=s.verbose, problem=problem, work=est.work,
+                          lower_bound=res.lower)
+        res.n_evaluated += out.n_evaluated
+        if out.value < incumbent:
+            self._adopt(out.sets, want_w, other_w, res)
+        if out.complete and res.lower < min(out.value, incumbent):
+            res.lower, res.bound_method = min(out.value, incumbent), "exact"
+        if out.stop_reason is not None:
+            res.stop_reason = out.stop_reason
+        return out.stop_reason == "interrupted"
+
+    def _grow(self, side, want_w, other_w, res, seconds) -> bool:
+        """Local search from the half-space whose inside is ``side``: the other K - 1 start
+        empty and every half-space in turn is re-solved exactly on the points the others
+        leave out, for at most ``seconds``; ``res`` takes the network if it errs less. True
+        if Ctrl-C stopped it."""
+        planes = realize_union(self.Z, [side], want_w, other_w)[0]
+        empty = (np.zeros(self.Z.shape[1]), -1.0)
+        planes, value, interrupted = refine(self.Z, planes + [empty] * (self.K - 1), want_w,
+                                            other_w,
+                                            deadline=time.perf_counter() + max(seconds, 0.0))
+        if value < res.value:
+            res.value, res.planes = value, planes
+        if interrupted:
+            res.stop_reason = "interrupted"
+        return interrupted
+
+    def _adopt(self, sets, want_w, other_w, res) -> None:
+        """Realize the subsets ``sets`` and keep them in ``res`` if they err less there."""
+        planes, value, _ = realize_union(self.Z, sets, want_w, other_w)
+        if value < res.value:
+            res.value, res.planes = value, planes

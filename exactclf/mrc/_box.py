@@ -1,0 +1,81 @@
+"""The box step of the 0-1 MRC generation (:mod:`._ccg`).
+
+The restricted LP of the first iterations, cut by few rows, puts ``mu`` far from the optimum,
+and the rows generated there are mostly deleted again. So every solve keeps ``mu`` in a box
+around the best iterate so far (``mu1_j <= max(c_j, 0) + r_j``, ``mu2_j <= max(-c_j, 0) +
+r_j``: column bounds, which the dual simplex re-solves warm), with ``r_j`` the radius over
+feature ``j``'s largest ``|Phi_j|``, so that a step moves any score by at most the radius per
+feature. The box binds where a column sits at its bound with a negative reduced cost (lifting
+the bound would lower the LP value; at a zero reduced cost, on a flat optimal face, it would
+not). The radius doubles after every solve at which the box binds, the generation never ends
+while it binds (an LP point where no bound binds is the restricted LP's optimum, as without
+the box), and after 30 doublings the box is dropped. The certificates do not depend on it:
+``upper_`` is ``R(mu)`` evaluated exactly, and the dual bound uses the row duals only (the
+box's duals show up as dual infeasible features, which the mixing repairs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Box"]
+
+#: the first radius, in units of score (feature j moves by at most radius / max_i |Phi_j(x_i)|)
+_BOX_RADIUS = 0.1
+#: the radius grows by this factor after every solve at which the box binds, and after
+#: _BOX_GROWTHS growths the box is dropped (radii near the float64 range would make the LP
+#: meaningless)
+_BOX_GROWTH = 2.0
+_BOX_GROWTHS = 30
+
+
+class Box:
+    """The box around the best iterate: ``unit[j]`` is feature ``j``'s largest ``|Phi_j|``,
+    ``radius`` None once the box is dropped.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> box = Box(np.array([1.0, 2.0]))
+    >>> box.bounds(np.array([0, 1]))[1].tolist()  # mu1, mu2 of each feature around mu = 0
+    [0.1, 0.1, 0.05, 0.05]
+    """
+
+    def __init__(self, unit: np.ndarray):
+        self.unit = np.where(unit > 0.0, unit, 1.0)
+        self.radius = _BOX_RADIUS
+        self.growths = 0
+        self.center = np.zeros(len(unit))
+        self.binds = False
+
+    def bounds(self, active: np.ndarray):
+        """The LP columns of ``mu1, mu2`` of the ``active`` features and their upper bounds
+        (infinite once the box is dropped)."""
+        cols = np.arange(1, 1 + 2 * len(active))
+        ub = np.full(2 * len(active), np.inf)
+        if self.radius is not None:
+            r = self.radius / self.unit[active]
+            c = self.center[active]
+            ub[0::2] = np.maximum(c, 0.0) + r
+            ub[1::2] = np.maximum(-c, 0.0) + r
+        return cols, ub
+
+    def apply(self, lp, active: np.ndarray) -> None:
+        """Bound the columns of ``lp`` to the box; :meth:`update` reads the solution."""
+        self._cols, self._ub = self.bounds(active)
+        lp.set_col_bounds(self._cols, np.zeros(len(self._cols)), self._ub)
+
+    def update(self, res, center: np.ndarray, tol: float) -> None:
+        """After the solve ``res``: whether the box binds (grow it then) and the new center."""
+        at_bound = res.x[self._cols] >= self._ub * (1.0 - 1e-9)
+        # at a zero reduced cost (e.g. on a flat optimal face) lifting the bound gains nothing
+        self.binds = self.radius is not None and bool(np.any(at_bound & (res.col_dual[self._cols]
+                                                                         < -tol)))
+        if self.binds:
+            self.growths += 1
+            self.radius = self.radius * _BOX_GROWTH if self.growths < _BOX_GROWTHS else None
+        self.center = center
+
+    def __str__(self) -> str:
+        return ("no box" if self.radius is None
+                else f"box {self.radius:g}{' (binds)' if self.binds else ''}")
