@@ -29,6 +29,8 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 
+from ._certificate import StopReason
+
 __all__ = [
     "AffineFrame",
     "affine_frame",
@@ -66,9 +68,10 @@ _SUPPORT_TOL = 1e-8
 #: points per block of the exact check (see :func:`_on_affine_subspace`)
 _EXACT_BLOCK = 4096
 #: the ``stop_reason_`` of a fit not certified for that reason
-THIN_POINTS = ("points too thin to resolve in float64: the thinnest direction of the "
-               f"standardized points spans less than {1 / CERTIFIED_COND:.0e} of the widest "
-               "(as does a feature that is an affine combination of others up to rounding)")
+#: (an alias of the StopReason member, kept so that imports of it go on working)
+THIN_POINTS = StopReason.THIN_POINTS
+# the member's text states the threshold; it must follow CERTIFIED_COND if that changes
+assert f"less than {1 / CERTIFIED_COND:.0e} of the widest" in THIN_POINTS, THIN_POINTS
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Driver of the exact searches over a rank space: chunks, incumbents, budgets, parallelism.
 
 A search is a function ``scan(r0, r1, ub_lt, ub_le) -> ChunkResult`` over a space of ranks
-``[0, total)`` (see :mod:`exactclf._backend._cpu_ice` for the incumbent semantics), plus a
+``[0, total)`` (see :mod:`exactclf.linear._kernels_cpu` for the incumbent semantics), plus a
 ``resolve(pending, bound)`` that turns deferred candidates into exact ones (those of value at
 most ``bound``; the others may be dropped). The driver cuts the space
 into rank-range chunks, runs them in waves on a joblib backend (threads by default, since the
@@ -23,14 +23,15 @@ from __future__ import annotations
 import math
 import sys
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from joblib import Parallel, delayed
 
+from ._certificate import StopReason
 from ._resources import effective_workers
+from ._warnings import warn
 
 __all__ = ["Candidate", "ChunkResult", "SearchOutcome", "SearchStopped", "run_search"]
 
@@ -169,7 +170,7 @@ def run_search(
     try:
         while requeue or next_start < stop:
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
-                stop_reason = "time_limit"
+                stop_reason = StopReason.TIME_LIMIT
                 break
             wave, requeue = requeue[: 2 * n_workers], requeue[2 * n_workers :]
             for _ in range(2 * n_workers - len(wave)):
@@ -203,15 +204,14 @@ def run_search(
     except KeyboardInterrupt:
         if not catch_interrupt:
             raise
-        stop_reason = "interrupted"
-        warnings.warn(
+        stop_reason = StopReason.INTERRUPTED
+        warn(
             f"{desc} interrupted: returning the best solution found so far "
             f"({done} of {stop} candidates searched)",
             RuntimeWarning,
-            stacklevel=3,
         )
     if stop_reason is None and stop < total:
-        stop_reason = "max_candidates"
+        stop_reason = StopReason.MAX_CANDIDATES
     progress.update(done, work_done, best_value(), force=True)
     return SearchOutcome(
         best=min(found) if found else None,

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._certificate import StopReason
+
 __all__ = ["UNREALIZABLE_MARGIN", "UnrealizableLabeling", "max_margin_separator"]
 
 #: smallest tolerance HiGHS accepts for primal and dual feasibility.
@@ -31,7 +33,8 @@ _REFINE_ROUNDS = 3
 
 
 #: the ``stop_reason_`` of a fit whose labeling float64 cannot realize (see below)
-UNREALIZABLE_MARGIN = "margin below float64 resolution"
+#: (an alias of the StopReason member, kept so that imports of it go on working)
+UNREALIZABLE_MARGIN = StopReason.UNREALIZABLE_MARGIN
 
 
 class UnrealizableLabeling(RuntimeError):

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from exactclf._backend import CPU, REFERENCE, resolve_device
-from exactclf._backend._array_ice import ice_scan_array
-from exactclf._backend._cpu_ice import ice_scan_cpu
 from exactclf._base import merge_duplicates
 from exactclf._geometry import COPLANAR_RTOL, affine_frame
 from exactclf.datasets import load_caesarian, load_haberman, load_voicepath
+from exactclf.linear._kernels_array import ice_scan_array
+from exactclf.linear._kernels_cpu import ice_scan_cpu
 from exactclf.linear._min01 import _Problem, solve_min01
 
 

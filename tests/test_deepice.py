@@ -13,7 +13,6 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from exactclf import DeepICEMaxoutClassifier
 from exactclf._backend import REFERENCE
-from exactclf._backend._cpu_union import search_index, union_search_cpu, union_search_steps
 from exactclf._base import validate_binary
 from exactclf._dichotomies import dichotomies
 from exactclf._separator import UNREALIZABLE_MARGIN, UnrealizableLabeling
@@ -22,6 +21,7 @@ from exactclf.linear import _min01
 from exactclf.maxout import _deepice, _exact, _portfolio
 from exactclf.maxout._coreset import CoresetResult, realize_on
 from exactclf.maxout._exact import exact_union, realize_union, union_errors, union_on
+from exactclf.maxout._kernels_cpu import search_index, union_search_cpu, union_search_steps
 
 
 def _errors(clf, X, y, w=None):

@@ -6,9 +6,9 @@ from math import comb
 import numpy as np
 
 from exactclf import DeepICEMaxoutClassifier
-from exactclf._backend._cpu_union import union_search_cpu
 from exactclf._base import merge_duplicates
 from exactclf.maxout._exact import bitset_kernel_args, candidate_family
+from exactclf.maxout._kernels_cpu import union_search_cpu
 
 
 def _disk(n, seed=0):

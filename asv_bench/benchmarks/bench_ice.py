@@ -5,10 +5,10 @@ import time
 import numpy as np
 
 from exactclf import ICEClassifier
-from exactclf._backend._cpu_ice import ice_scan_cpu
 from exactclf._base import merge_duplicates
 from exactclf._geometry import COPLANAR_RTOL, affine_frame
 from exactclf.datasets import load_dataset
+from exactclf.linear._kernels_cpu import ice_scan_cpu
 from exactclf.linear._min01 import _Problem
 
 

@@ -4,6 +4,12 @@ The CPU backend runs Numba kernels on NumPy arrays. The GPU backend runs array-g
 on CuPy arrays (optional extra ``exactclf[gpu]``); the same array-generic code run with NumPy
 is the plain reference implementation, which is how the GPU code path is exercised without a
 GPU. Estimators only call :func:`resolve_device`; kernels never see estimators.
+
+This package holds the dispatch only. The kernels live beside the algorithm they serve
+(``linear/_kernels_cpu.py`` and ``linear/_kernels_array.py``, ``maxout/_kernels_cpu.py`` and
+``maxout/_kernels_array.py``, ``mrc/_kernels.py``), and the algorithm module picks one from the
+:class:`Backend` it is given (``backend.array_generic`` / ``backend.name``, and ``backend.xp``
+for the array module), so nothing here imports an algorithm package.
 """
 
 from __future__ import annotations

@@ -33,10 +33,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from .. import DeepICEMaxoutClassifier
-from .._backend._cpu_union import union_search_cpu
 from .._base import merge_duplicates
 from ..datasets import load_dataset
 from ..maxout._exact import bitset_kernel_args, candidate_family
+from ..maxout._kernels_cpu import union_search_cpu
 
 DATASETS = {
     "haberman": "deepice_haberman",

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._certificate import StopReason
 from .._geometry import affine_frame
+from .._warnings import warn
 from ._iis import CoverModel, IISProblem, peel, solve_iis_cover
 from ._min01 import search_size, solve_min01
 
@@ -78,9 +79,9 @@ def _block_bound(Z, wpos, wneg, seconds: float, solver: str) -> tuple[float, boo
     if solver == "ice":
         res = solve_min01(Z, wpos, wneg, time_limit=seconds)
         value = res.value if res.complete else float(np.minimum(wpos, wneg).sum())
-        return value, res.complete, res.stop_reason == "interrupted"
+        return value, res.complete, res.stop_reason == StopReason.INTERRUPTED
     res = solve_iis_cover(Z, wpos, wneg, time_limit=seconds)
-    return res.lower_bound, res.complete, res.stop_reason == "interrupted"
+    return res.lower_bound, res.complete, res.stop_reason == StopReason.INTERRUPTED
 
 
 def partition_bound(
@@ -224,8 +225,8 @@ def cover_bound(
     except FloatingPointError:
         pass  # a subset floating point cannot decide: the bound so far stands
     except KeyboardInterrupt:
-        warnings.warn("cover_bound interrupted: returning the best bound proven so far",
-                      UserWarning, stacklevel=2)
+        warn("cover_bound interrupted: returning the best bound proven so far",
+             UserWarning)
         best.interrupted = True
     best.elapsed = time.perf_counter() - t0
     return best

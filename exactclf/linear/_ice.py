@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,6 +23,7 @@ from .._certificate import (
 from .._combinatorics import MAX_RANK
 from .._fit_guard import guarded_fit
 from .._separator import UnrealizableLabeling, max_margin_separator
+from .._warnings import warn
 from ._bounds import conflict_bound, lower_bound
 from ._iis import BOUND_RTOL, iis_witness
 from ._incumbent import best_incumbent
@@ -299,12 +299,11 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 why = f"cannot prove its optimum ({stop})"
             else:
                 why = f"stopped early ({stop}) after {n_cand} of {total} candidates"
-            warnings.warn(
+            warn(
                 f"ICEClassifier {why}: the best classifier found has {realized:g} errors; "
                 f"optimality is not proven (lower bound {bound:g}, "
                 f"gap {100 * self.gap_:.1f}%).",
                 ConvergenceWarning,
-                stacklevel=5,
             )
         return self
 
@@ -371,8 +370,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 "classifier can be from the optimum.")
         if self.method == "exact":
             raise ValueError("ICEClassifier(method='exact'): " + msg)
-        warnings.warn("ICEClassifier(method='auto') falls back to method='milp': " + msg,
-                      UserWarning, stacklevel=6)
+        warn("ICEClassifier(method='auto') falls back to method='milp': " + msg,
+             UserWarning)
         return "milp", quick
 
     def _fit_milp(self, Z, wpos, wneg, t0) -> tuple[np.ndarray, bool]:
@@ -392,7 +391,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         )
         self.upper_bound_, self.upper_bound_source_ = res.upper_bound, res.upper_bound_source
         self.method_ = res.method
-        if res.stop_reason == "interrupted":
+        if res.stop_reason == StopReason.INTERRUPTED:
             self._interrupted("the search")
         return res
 
@@ -402,11 +401,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         return max(self.time_limit - (time.perf_counter() - t0), 1e-3)
 
     def _interrupted(self, where: str) -> None:
-        warnings.warn(
+        warn(
             f"ICEClassifier interrupted during {where}: returning the best classifier found "
             "so far",
             RuntimeWarning,
-            stacklevel=7,
         )
 
     # -- prediction ------------------------------------------------------------------------

@@ -45,15 +45,16 @@ from __future__ import annotations
 import math
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._certificate import StopReason
 from .._geometry import COPLANAR_RTOL, affine_frame
 from .._separator import max_margin_separator
+from .._warnings import warn
 from ._min01 import labeling_errors, majority_labeling
 
 __all__ = [
@@ -714,7 +715,7 @@ class IISCoverSolver:
             self._pending = x
             return None
         if x is None:
-            return "master failed"  # neither a cover below the cutoff nor a proof of none
+            return StopReason.MASTER_FAILED  # neither a cover below the cutoff nor a proof of none
         keep = x < 0.5
         n_new, before = 0, self.best
         for _ in range(self.round_peels):
@@ -726,7 +727,7 @@ class IISCoverSolver:
                 break
         if n_new == 0 and self.best == before:
             if time.perf_counter() < deadline:
-                return "numerical"  # the kept set is separable, yet not realized
+                return StopReason.NUMERICAL  # the kept set is separable, yet not realized
             self._pending = x  # the deadline came first: the next run tests it again
         return None
 
@@ -742,27 +743,27 @@ class IISCoverSolver:
                 self._started = self._peel_all(deadline)
             while not self.done():
                 if time.perf_counter() >= deadline:
-                    stop_reason = "time_limit"
+                    stop_reason = StopReason.TIME_LIMIT
                     break
                 stop_reason = self._round(deadline, t0)
                 if stop_reason is not None:
                     break
         except KeyboardInterrupt:
-            stop_reason = "interrupted"
-            warnings.warn("solve_iis_cover interrupted: returning the best labeling found so "
-                          "far", UserWarning, stacklevel=2)
+            stop_reason = StopReason.INTERRUPTED
+            warn("solve_iis_cover interrupted: returning the best labeling found so "
+                 "far", UserWarning)
         except FloatingPointError as exc:
-            stop_reason = "numerical"
+            stop_reason = StopReason.NUMERICAL
             if self.verbose:
                 print(f"IIS cover: stopped ({exc})", file=sys.stderr)
         complete = self.done()
         if complete:
             stop_reason = None
-        elif stop_reason == "numerical":
-            warnings.warn(
+        elif stop_reason == StopReason.NUMERICAL:
+            warn(
                 "solve_iis_cover: floating point cannot decide the separability of some "
                 "subsets (points in nearly degenerate position); optimality is not proven",
-                ConvergenceWarning, stacklevel=2,
+                ConvergenceWarning,
             )
         self._report(t0)
         self.elapsed += time.perf_counter() - t0

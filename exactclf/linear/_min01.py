@@ -32,8 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import CPU, Backend
-from .._backend._array_ice import ice_scan_array
-from .._backend._cpu_ice import ice_scan_cpu
+from .._certificate import StopReason
 from .._combinatorics import MAX_RANK, n_combinations, unrank_combination
 from .._fit_guard import off_main
 from .._geometry import (
@@ -44,6 +43,8 @@ from .._geometry import (
     plane_coordinates,
 )
 from .._search import Candidate, ChunkResult, SearchStopped, run_search
+from ._kernels_array import ice_scan_array
+from ._kernels_cpu import ice_scan_cpu
 
 __all__ = ["Min01Result", "labeling_errors", "solve_min01", "search_size"]
 
@@ -144,7 +145,7 @@ class _Problem:
             if self.deadline is not None:
                 time_limit = self.deadline - time.perf_counter()
                 if time_limit <= 0:
-                    raise SearchStopped("time_limit", out)
+                    raise SearchStopped(StopReason.TIME_LIMIT, out)
             rank = int(rank)
             combo, codes = self.sides(rank)
             on = np.flatnonzero(codes == 0)

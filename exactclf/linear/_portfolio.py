@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import CPU, Backend
+from .._certificate import StopReason
 from .._resources import effective_workers
 from ._bounds import _IIS_FIRST_DIM, conflict_bound, lower_bound
 from ._iis import BOUND_RTOL, IISCoverSolver
@@ -196,7 +197,7 @@ def solve_portfolio(
     found_by = order[0]
     proven_by = None
     exhausted = False  # the enumeration completed
-    stop_reason = "interrupted" if interrupted else None
+    stop_reason = StopReason.INTERRUPTED if interrupted else None
     n_cand = 0
     iis = None
     iis_bound = False  # the bound is the IIS cover's
@@ -212,7 +213,7 @@ def solve_portfolio(
             # the reserve is for the quick bound, of no use once the IIS cover gave one
             left = deadline - (reserve if iis is None else 0.0) - time.perf_counter()
             if left <= 0:
-                stop_reason = "time_limit"
+                stop_reason = StopReason.TIME_LIMIT
                 break
             seconds = min(slice_, left) if len(active) > 1 else (
                 None if time_limit is None else left)
@@ -227,13 +228,13 @@ def solve_portfolio(
                     iis_bound = True
                 if res.complete:
                     proven_by, bound.method, iis_bound = path, "IIS cover", True
-                elif res.stop_reason == "interrupted":
-                    stop_reason = "interrupted"
-                elif res.stop_reason != "time_limit":
+                elif res.stop_reason == StopReason.INTERRUPTED:
+                    stop_reason = StopReason.INTERRUPTED
+                elif res.stop_reason != StopReason.TIME_LIMIT:
                     active.remove(path)  # floating point or the MIP failed: no progress here
                     stop_reason = res.stop_reason if not active else None
                 elif len(active) == 1:
-                    stop_reason = "time_limit"
+                    stop_reason = StopReason.TIME_LIMIT
             else:
                 res = solve_min01(U, wpos, wneg, incumbent=best_pos, backend=backend,
                                   max_candidates=max_candidates, time_limit=seconds,
@@ -241,7 +242,7 @@ def solve_portfolio(
                 n_cand = max(n_cand, res.n_candidates)
                 if res.complete:
                     proven_by, exhausted = path, True
-                elif res.stop_reason != "time_limit" or len(active) == 1:
+                elif res.stop_reason != StopReason.TIME_LIMIT or len(active) == 1:
                     stop_reason = res.stop_reason  # the budget, or Ctrl-C
             if res.value < best:
                 best_pos, best, found_by = res.positive, res.value, path
@@ -257,7 +258,7 @@ def solve_portfolio(
 
     if exhausted:
         bound.value, bound.method, iis_bound = best, "exhaustive search", False
-    elif proven_by is None and stop_reason != "interrupted" and iis is None:
+    elif proven_by is None and stop_reason != StopReason.INTERRUPTED and iis is None:
         # a budget stop with no bound but the conflicts: the quick bound, in the reserve
         elapsed = time.perf_counter() - t0
         seconds = (reserve if time_limit is not None else
@@ -266,7 +267,7 @@ def solve_portfolio(
         if quick.value > bound.value:
             bound = quick
         if quick.interrupted:
-            stop_reason = "interrupted"
+            stop_reason = StopReason.INTERRUPTED
     value = labeling_errors(best_pos, wpos, wneg)
     return PortfolioResult(best_pos, value, min(bound.value, value), bound.method,
                            proven_by is not None, proven_by or found_by, stop_reason, n_cand,

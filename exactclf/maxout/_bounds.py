@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._geometry import affine_frame
+from .._warnings import warn
 from ..linear._bounds import LowerBound, conflict_bound
 from ._exact import exact_union, union_on
 
@@ -132,7 +133,7 @@ def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadl
             solved += 1
         else:
             total += floor[k]
-        if res.stop_reason == "interrupted":
+        if res.stop_reason == StopReason.INTERRUPTED:
             return total + sum(floor[k + 1:]), searched, solved, True
     return total, searched, solved, False
 
@@ -237,7 +238,7 @@ def partition_bound(
                     or time.perf_counter() - t0 >= time_limit):
                 return best
     except KeyboardInterrupt:  # between block searches: what is proven stands
-        warnings.warn("Deep-ICE partition bound interrupted: returning the bound proven so "
-                      "far", RuntimeWarning, stacklevel=2)
+        warn("Deep-ICE partition bound interrupted: returning the bound proven so "
+             "far", RuntimeWarning)
         best.interrupted = True
         return best

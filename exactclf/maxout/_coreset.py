@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import heapq
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._certificate import StopReason
+from .._warnings import warn
 from ..linear._min01 import solve_min01
 from ._exact import exact_union, realize_union, union_on
 
@@ -84,7 +85,7 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
             res = solve_min01(Z[free], want_w[free], other_w[free],
                               incumbent=Z[free] @ a + b > 0,
                               max_candidates=max_candidates, time_limit=left)
-            if res.stop_reason == "interrupted":
+            if res.stop_reason == StopReason.INTERRUPTED:
                 return planes, value, True
             if res.improved:
                 # a plane float64 cannot place exactly is still scored by what it realizes
@@ -139,7 +140,7 @@ def coreset_union(
         proven = res.value
         if not res.complete:
             proven = float(np.minimum(want_w[block], other_w[block]).sum())
-            stop_reason = res.stop_reason or "time_limit"
+            stop_reason = res.stop_reason or StopReason.TIME_LIMIT
         n_eval += res.n_evaluated
         n_blocks += 1
         planes = realize_union(Z[block], res.sets, want_w[block], other_w[block])[0]
@@ -171,7 +172,7 @@ def coreset_union(
             proven = [float(np.minimum(want_w[b], other_w[b]).sum()) for b in blocks]
             for k, block in enumerate(blocks):
                 if heap and out_of_time():
-                    stop_reason = "time_limit"
+                    stop_reason = StopReason.TIME_LIMIT
                     break
                 proven[k] = consider(np.sort(block))
                 if stop_reason is not None:
@@ -193,19 +194,19 @@ def coreset_union(
         if stop_reason is None:
             lower = max(lower, consider(np.sort(points)))
     except KeyboardInterrupt:  # landed between block solves (those catch their own)
-        stop_reason = "interrupted"
-        warnings.warn("Deep-ICE coreset interrupted: returning the best network found so far",
-                      RuntimeWarning, stacklevel=2)
+        stop_reason = StopReason.INTERRUPTED
+        warn("Deep-ICE coreset interrupted: returning the best network found so far",
+             RuntimeWarning)
     if not heap:  # nothing scored yet: the better constant network
         empty, full = (np.zeros(Z.shape[1]), -1.0), (np.zeros(Z.shape[1]), 1.0)
         value, planes = min((float(want_w.sum()), [empty]), (float(other_w.sum()), [full]),
                             key=lambda entry: entry[0])
-    elif stop_reason == "interrupted":
+    elif stop_reason == StopReason.INTERRUPTED:
         value, planes = -max(heap)[0], max(heap)[2]
     else:
         final = (None if deadline is None
                  else max(deadline, time.perf_counter() + time_limit / 10))
         planes, value, interrupted = refine(Z, max(heap)[2], want_w, other_w, deadline=final)
         if interrupted:
-            stop_reason = "interrupted"
+            stop_reason = StopReason.INTERRUPTED
     return CoresetResult(value, planes, lower, n_eval, n_blocks, stop_reason)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,9 +18,8 @@ from .._base import BinaryClassifierMixin, check_count_weights, validate_binary
 from .._certificate import Certificate, StopReason, Witness, certificate_view, data_fingerprint
 from .._combinatorics import n_combinations
 from .._fit_guard import guarded_fit
-from .._geometry import THIN_POINTS
 from .._resources import check_memory, effective_workers
-from .._separator import UNREALIZABLE_MARGIN
+from .._warnings import warn
 from ..linear._bounds import conflict_bound
 from ._exact import useful_planes
 from ._portfolio import BYTES_PER_ENTRY, MaxoutSearch, SearchSettings
@@ -182,8 +180,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     training_errors_ = certificate_view("value", "Weighted training errors of the network.")
     is_optimal_ = certificate_view("is_optimal", "Whether the errors are proven minimal.")
     lower_bound_ = certificate_view("bound", "Proven lower bound on the minimal errors.")
-    lower_bound_method_ = certificate_view("bound_method", "How lower_bound_ is proven.")
-    gap_ = certificate_view("gap", "(training_errors_ - lower_bound_) / training_errors_.")
+    lower_bound_method_ = certificate_view("bound_method", "How ``lower_bound_`` is proven.")
+    gap_ = certificate_view(
+        "gap", "``(training_errors_ - lower_bound_) / training_errors_``.")
     stop_reason_ = certificate_view("stop_reason", "Why a search stopped early, or None.")
     fit_time_ = certificate_view("fit_time", "Seconds the fit took.")
 
@@ -289,7 +288,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         if not data.frame.certifiable:  # the searches' geometric decisions are unreliable
             bounds = [(conflicts.value, conflicts.method)]
             for r in results.values():
-                r.stop_reason = r.stop_reason or THIN_POINTS
+                r.stop_reason = r.stop_reason or StopReason.THIN_POINTS
         bound, how = min(bounds, key=lambda b: b[0])
         # each network is scored as the fitted model: one whose margins the original units
         # do not resolve makes other errors than the frame's count, and the errors it makes
@@ -299,7 +298,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             self._use_network(data, polarity, r.planes)
             realized = self._training_errors(data)
             if realized != r.value:
-                r.stop_reason = r.stop_reason or UNREALIZABLE_MARGIN
+                r.stop_reason = r.stop_reason or StopReason.UNREALIZABLE_MARGIN
             r.value = realized
         polarity = min(results, key=lambda p: (results[p].value, -p))
         best = results[polarity]
@@ -324,13 +323,12 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                      else Witness("none", _NO_WITNESS[how])))
         if not self.is_optimal_:
             why = "" if self.stop_reason_ is None else f", stopped early ({self.stop_reason_})"
-            warnings.warn(
+            warn(
                 f"DeepICEMaxoutClassifier ({self.method_}{why}) returns a network with "
                 f"{self.training_errors_:g} errors; optimality is not proven (lower bound "
                 f"{self.lower_bound_:g}, {self.lower_bound_method_}; gap "
                 f"{100 * self.gap_:.1f}%).",
                 ConvergenceWarning,
-                stacklevel=2,
             )
         return self
 

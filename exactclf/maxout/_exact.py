@@ -5,7 +5,7 @@ region is a union of K open half-spaces, so the labelings it realizes are exactl
 of K realizable subsets (:mod:`exactclf._dichotomies`). For unions, each hyperplane through
 D points in general position needs only one dichotomy of its D points (those that want to be
 in the union, inside), so the candidate family is about twice the number of hyperplanes; the
-search over K-tuples of candidates runs in :mod:`exactclf._backend._cpu_union`.
+search over K-tuples of candidates runs in :mod:`exactclf.maxout._kernels_cpu`.
 
 The kernel is called in pieces of bounded work, so a deadline is checked often and Ctrl-C
 never lands inside compiled code: kernel calls run off the main thread, and while a search
@@ -25,15 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import CPU, Backend
-from .._backend._array_union import union_search_array
-from .._backend._cpu_union import search_index, union_search_steps
 from .._base import check_count_weights
+from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._dichotomies import dominant_dichotomies
 from .._fit_guard import off_main
 from .._geometry import affine_frame
 from .._search import Candidate, ChunkResult, run_search
 from .._separator import UnrealizableLabeling, max_margin_separator
+from ._kernels_array import union_search_array
+from ._kernels_cpu import search_index, union_search_steps
 
 __all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
            "candidate_family", "estimate_union", "exact_union", "prepare_union",
@@ -368,4 +369,4 @@ def exact_union(
     value = union_errors(sets, want_w, other_w)
     assert value == out.best.value, (value, out.best.value)
     return UnionResult(value, sets, int(sum(evaluated)), out.complete and not truncated,
-                       out.stop_reason or ("max_candidates" if truncated else None))
+                       out.stop_reason or (StopReason.MAX_CANDIDATES if truncated else None))

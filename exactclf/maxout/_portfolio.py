@@ -25,15 +25,15 @@ from __future__ import annotations
 import math
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._backend import Backend
+from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._resources import check_memory
-from .._separator import UNREALIZABLE_MARGIN
+from .._warnings import warn
 from ..linear._bounds import conflict_bound
 from ..linear._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PartitionBound, partition_bound
@@ -118,7 +118,7 @@ class SearchSettings:
                             shrink=self.shrink, max_passes=self.n_shuffles,
                             rng=np.random.default_rng(self.seed), time_limit=seconds,
                             verbose=self.verbose if final else 0)
-        stop = res.stop_reason if final or res.stop_reason == "interrupted" else None
+        stop = res.stop_reason if final or res.stop_reason == StopReason.INTERRUPTED else None
         return PolarityResult(res.value, res.planes, res.lower_bound, res.n_evaluated, stop,
                               "partition")
 
@@ -169,10 +169,10 @@ class MaxoutSearch:
     def _interrupted(self):
         """Ctrl-C outside the searches that stop by themselves: the networks found so far,
         every polarity marked interrupted (with a warning)."""
-        warnings.warn("Deep-ICE interrupted: returning the best network found so far",
-                      RuntimeWarning, stacklevel=8)
+        warn("Deep-ICE interrupted: returning the best network found so far",
+             RuntimeWarning)
         for r in self.results.values():
-            r.stop_reason = "interrupted"
+            r.stop_reason = StopReason.INTERRUPTED
         return self.results
 
     # -- method="exact" or "coreset" --------------------------------------------------------
@@ -185,7 +185,7 @@ class MaxoutSearch:
         if (s.method == "exact" and self.K > 1 and len(searches) == 2
                 and len(self.Z) > 2 * s.coreset_size):
             seeds = self._seed_polarities()
-            if any(r.stop_reason == "interrupted" for r in seeds.values()):
+            if any(r.stop_reason == StopReason.INTERRUPTED for r in seeds.values()):
                 self.results = seeds  # Ctrl-C: the heuristic's networks and bounds
                 return seeds
             searches = sorted(searches, key=lambda x: (seeds[x[0]].value, -x[0]))
@@ -214,7 +214,7 @@ class MaxoutSearch:
             if seed is not None and seed.value < res.value:  # the search stopped early
                 res.value, res.planes = seed.value, seed.planes
             self.results[polarity] = res
-            if res.stop_reason == "interrupted":  # Ctrl-C ends the fit, not one polarity
+            if res.stop_reason == StopReason.INTERRUPTED:  # Ctrl-C ends the fit, not one polarity
                 break
         return self.results
 
@@ -226,7 +226,7 @@ class MaxoutSearch:
         seeds = {}
         for polarity, want_w, other_w in self.searches:
             seeds[polarity] = self.settings.coreset(self.Z, want_w, other_w, self.K, seconds)
-            if seeds[polarity].stop_reason == "interrupted":
+            if seeds[polarity].stop_reason == StopReason.INTERRUPTED:
                 break
         return seeds
 
@@ -257,7 +257,7 @@ class MaxoutSearch:
         planes, value, exact = realize_union(Z, sets, want_w, other_w)
         stop_reason = res.stop_reason
         if not exact:
-            stop_reason = stop_reason or UNREALIZABLE_MARGIN
+            stop_reason = stop_reason or StopReason.UNREALIZABLE_MARGIN
         return PolarityResult(value, planes, lower, n_eval, stop_reason, how, n_tuples)
 
     # -- method="auto" beyond the exact search's range: the portfolio -----------------------
@@ -279,7 +279,7 @@ class MaxoutSearch:
                 raise
             return self._interrupted()
         # a polarity still open ran out of budget, or its partition bounds stopped rising
-        why = "time_limit" if self.left() <= 0 else "bounds stalled"
+        why = StopReason.TIME_LIMIT if self.left() <= 0 else StopReason.BOUNDS_STALLED
         for r in self.results.values():
             if r.lower < self.incumbent() and r.stop_reason is None:
                 r.stop_reason = why
@@ -294,12 +294,12 @@ class MaxoutSearch:
                                                 1e-3),
                                  n_jobs=self.settings.n_jobs)
         self.say(f"linear seed: {linear.value:g} errors, bound {linear.lower_bound:g}")
-        if linear.stop_reason != "interrupted":
+        if linear.stop_reason != StopReason.INTERRUPTED:
             return linear
         planes, value, _ = realize_union(self.Z, [linear.positive], want_w, other_w)
         conflicts = conflict_bound(want_w, other_w)
         self.results[polarity] = PolarityResult(value, planes, conflicts.value, 0,
-                                                "interrupted", conflicts.method)
+                                                StopReason.INTERRUPTED, conflicts.method)
         return None
 
     def _heuristics(self, linear) -> bool:
@@ -312,7 +312,7 @@ class MaxoutSearch:
                 max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3))
             self.say(f"polarity {polarity:+d}: heuristic {res.value:g} errors, bound "
                      f"{res.lower:g}")
-            if res.stop_reason == "interrupted":
+            if res.stop_reason == StopReason.INTERRUPTED:
                 return True
             side = linear.positive if polarity == self.searches[0][0] else ~linear.positive
             if self.K == 1:  # the linear problem itself: its plane and its proven bound
@@ -391,7 +391,7 @@ class MaxoutSearch:
         res.lower, res.bound_method = got.value, got.method
         res.size, res.block_seconds = got.size, got.block_seconds
         if got.interrupted:
-            res.stop_reason = "interrupted"
+            res.stop_reason = StopReason.INTERRUPTED
         return got.interrupted
 
     def _exact_phase(self, polarity, incumbent) -> bool:
@@ -433,7 +433,7 @@ class MaxoutSearch:
             res.lower, res.bound_method = min(out.value, incumbent), "exact"
         if out.stop_reason is not None:
             res.stop_reason = out.stop_reason
-        return out.stop_reason == "interrupted"
+        return out.stop_reason == StopReason.INTERRUPTED
 
     def _grow(self, side, want_w, other_w, res, seconds) -> bool:
         """Local search from the half-space whose inside is ``side``: the other K - 1 start
@@ -448,7 +448,7 @@ class MaxoutSearch:
         if value < res.value:
             res.value, res.planes = value, planes
         if interrupted:
-            res.stop_reason = "interrupted"
+            res.stop_reason = StopReason.INTERRUPTED
         return interrupted
 
     def _adopt(self, sets, want_w, other_w, res) -> None:

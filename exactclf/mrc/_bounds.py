@@ -2,7 +2,7 @@
 
 * :func:`minimax_risk` evaluates ``R(mu) = -tau^T mu + lambda^T |mu| + nu(mu)`` exactly, over
   every sample and every nonempty label subset (the most violated subset of a sample is found
-  by the kernels of :mod:`exactclf._backend._mrc_kernels`): an upper bound on ``R*`` for any
+  by the kernels of :mod:`exactclf.mrc._kernels`): an upper bound on ``R*`` for any
   ``mu``.
 * :func:`dual_lower_bound` turns any nonnegative weights on LP rows into a lower bound on
   ``R*``.
@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp, softmax
 
 from .._backend import REFERENCE, Backend
-from .._backend._mrc_kernels import most_violated_cpu, most_violated_xp
+from ._kernels import most_violated_cpu, most_violated_xp
 from ._lp import HighsLP
 
 __all__ = [

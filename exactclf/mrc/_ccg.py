@@ -70,6 +70,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._backend import REFERENCE, Backend
+from .._certificate import StopReason
 from ._bounds import dual_lower_bound, minimax_risk
 from ._box import Box
 from ._lp import make_lp
@@ -124,7 +125,7 @@ def run_generation(program, max_iter: int, time_limit: float | None,
     >>> data = TrainingSet(Psi, y, 2, *mrc_statistics(Psi, y, 2, 0.3))
     >>> program = ZeroOneProgram(data, eps1=1e-9, eps2=1e-9, n_max=10, m_max=10, tol=1e-9)
     >>> res = run_generation(program, 100, 0.0, time.perf_counter())  # no time: mu = 0
-    >>> res.stop_reason, res.n_iter, res.upper  # the uniform rule's certified risk
+    >>> str(res.stop_reason), res.n_iter, res.upper  # the uniform rule's certified risk
     ('time_limit', 0, 0.5)
     >>> res = run_generation(program, 100, None, time.perf_counter())
     >>> res.converged, res.stop_reason, bool(res.upper - res.lower < 1e-7)
@@ -133,7 +134,7 @@ def run_generation(program, max_iter: int, time_limit: float | None,
     best = None
     R_hist, L_hist = [], []
     converged = False
-    stop_reason = "max_iter"
+    stop_reason = StopReason.MAX_ITER
     lower = 0.0  # R* >= 0: the empirical distribution is a feasible dual point
     try:
         for it in range(1, max_iter + 1):
@@ -141,11 +142,11 @@ def run_generation(program, max_iter: int, time_limit: float | None,
             if time_limit is not None:
                 remaining = time_limit - (time.perf_counter() - t_start)
                 if remaining <= 0.0:
-                    stop_reason = "time_limit"
+                    stop_reason = StopReason.TIME_LIMIT
                     break
             iterate = program.solve(it, remaining)
             if iterate is None:
-                stop_reason = "time_limit"
+                stop_reason = StopReason.TIME_LIMIT
                 break
             R, mu, nu = iterate
             if best is None or R < best[0]:
@@ -159,7 +160,7 @@ def run_generation(program, max_iter: int, time_limit: float | None,
                 stop_reason = None
                 break
     except KeyboardInterrupt:
-        stop_reason = "interrupted"
+        stop_reason = StopReason.INTERRUPTED
 
     if best is None:  # stopped before the first solution: the uniform rule mu = 0
         best = program.risk(np.zeros(program.data.m))

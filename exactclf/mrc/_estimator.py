@@ -4,7 +4,6 @@ plumbing around the generation of :mod:`._ccg`."""
 from __future__ import annotations
 
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -27,6 +26,7 @@ from .._certificate import (
 )
 from .._fit_guard import guarded_fit
 from .._geometry import check_spread
+from .._warnings import warn
 from ._bounds import DualPoint, class_scores_matrix, dual_point
 from ._ccg import mrc_ccg
 from ._log import mrc_log_ccg
@@ -421,8 +421,8 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
             point = self._final_dual_point(t0)
         except KeyboardInterrupt:  # the model stands; its bound falls back to the class
             # averages' (the policy of exactclf._fit_guard: the best model, with a warning)
-            warnings.warn("MRCCCG interrupted while pricing its dual bound: lower_ is the "
-                          "class-average rows' bound", RuntimeWarning, stacklevel=2)
+            warn("MRCCCG interrupted while pricing its dual bound: lower_ is the "
+                 "class-average rows' bound", RuntimeWarning)
             point = self._final_dual_point(t0, deadline=time.perf_counter())
             stop_reason = StopReason.INTERRUPTED
         # a dual point at R* = R(mu) proves it up to rounding, which may land an ulp above
@@ -442,18 +442,17 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         )
         if not res.converged:
             why = {
-                "max_iter": f"after max_iter={self.max_iter} LP solves",
-                "time_limit": f"at time_limit={self.time_limit} s",
-                "interrupted": "on an interrupt (Ctrl-C)",
+                StopReason.MAX_ITER: f"after max_iter={self.max_iter} LP solves",
+                StopReason.TIME_LIMIT: f"at time_limit={self.time_limit} s",
+                StopReason.INTERRUPTED: "on an interrupt (Ctrl-C)",
             }[res.stop_reason]
-            warnings.warn(
+            warn(
                 f"MRCCCG stopped {why} before the generation converged (rows violated by up "
                 f"to {res.max_violation:.3g}, eps1={self.eps1}); the returned classifier is the "
                 f"best iterate, with certified bounds: R* in [lower_={self.lower_:.6g}, "
                 f"upper_={self.upper_:.6g}] (relative gap {self.gap_:.3g}). Increase max_iter, "
                 "n_max or time_limit for a smaller gap.",
                 ConvergenceWarning,
-                stacklevel=2,
             )
         elif not optimal:
             # converged leaves rows violated by up to eps1 (to the solver's tolerance): R(mu)
@@ -467,12 +466,11 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
                 "at infinity, approached by no finite iterate or dual point closely. Both "
                 "bounds hold."
             )
-            warnings.warn(
+            warn(
                 f"MRCCCG converged, but lower_={self.lower_:.6g} is {self.gap_:.3g} (relative) "
                 f"below upper_={self.upper_:.6g}, more than 10 (eps1 + tol) = {rtol:.3g}: "
                 f"{why}",
                 ConvergenceWarning,
-                stacklevel=2,
             )
         return self
 

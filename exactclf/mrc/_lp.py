@@ -19,10 +19,11 @@ on HiGHS with the same rows, columns and bounds.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
+
+from .._warnings import warn
 
 __all__ = [
     "LPResult",
@@ -367,12 +368,11 @@ class GurobiFallbackLP:
         return self._lp.n_cols
 
     def _fall_back(self, exc) -> None:
-        warnings.warn(
+        warn(
             f"Gurobi refused the LP ({exc}); this is what its free size-limited licence does "
             "beyond 2000 variables or constraints. Continuing with HiGHS on the same LP. Use "
             "lp_solver='highs' to avoid this warning, or install a full Gurobi licence.",
             SolverFallbackWarning,
-            stacklevel=4,
         )
         lp = HighsLP(*self._args)
         for kind, args in self._log:

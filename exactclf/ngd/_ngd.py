@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -27,6 +26,7 @@ from .._base import reset_fitted
 from .._certificate import Certificate, StopReason, Witness, data_fingerprint
 from .._fit_guard import guarded_fit
 from .._geometry import check_spread
+from .._warnings import warn
 from ._mlp import (
     ACTIVATIONS,
     AdamState,
@@ -556,8 +556,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             batch_size = min(_AUTO_BATCH, n_samples)
         else:
             if self.batch_size > n_samples:
-                warnings.warn("Got `batch_size` less than 1 or larger than sample size. It "
-                              "is going to be clipped", stacklevel=5)
+                warn("Got `batch_size` less than 1 or larger than sample size. It "
+                     "is going to be clipped")
             batch_size = int(np.clip(self.batch_size, 1, n_samples))
 
         X_dev = _to_device(X.tocsr() if sp.issparse(X) else X, xp)
@@ -610,18 +610,16 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                 if incremental:
                     break
                 if self.n_iter_ == self.max_iter:
-                    warnings.warn(
+                    warn(
                         f"{type(self).__name__}: maximum iterations ({self.max_iter}) reached "
                         "and the optimization hasn't converged yet.",
                         ConvergenceWarning,
-                        stacklevel=5,
                     )
         except KeyboardInterrupt:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: training interrupted by the user after "
                 f"{self.n_iter_} complete epochs; the model trained so far is kept.",
                 UserWarning,
-                stacklevel=5,
             )
         if early:
             if self._best_coefs is not None:  # restore the weights of the best epoch

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,6 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._certificate import Certificate, StopReason, Witness, certificate_view, data_fingerprint
 from .._fit_guard import guarded_fit
+from .._warnings import warn
 from ._arrangements import Arrangement, unique_columns
 from ._closed_form import closed_form_fit, complete_dual_norm, layer_cake
 from ._losses import LOSSES
@@ -161,14 +161,13 @@ class _ThresholdNetBase(BaseEstimator):
         self.coef_ = net.W.T.copy()
         self.n_neurons_ = net.W.shape[0]
         if net.n_repaired:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: {net.n_repaired} hidden neuron(s) of the optimal "
                 "network separate training points by a margin below float64's resolution; "
                 "each is replaced by the nearest plane float64 represents, so the returned "
                 "network differs from the optimal one on some training points (see "
                 "is_optimal_ and dual_gap_, recomputed on the returned network).",
                 ConvergenceWarning,
-                stacklevel=4,
             )
         return net.n_repaired
 
@@ -206,12 +205,11 @@ class _ThresholdNetBase(BaseEstimator):
         stop = None
         if not met:
             why, stop = self._gap_cause(gaps, loss0, expected is None, budget_spent)
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: the returned network's duality gap {gap:.3g}"
                 f" (objective {objective:.6g}) is above tol={self.tol:g} relative to the "
                 f"zero network's loss {loss0.sum():.6g}: not certified optimal; {why}.",
                 ConvergenceWarning,
-                stacklevel=3,
             )
         elif not every:
             stop = StopReason.THIN_POINTS if complete else StopReason.SAMPLED_PATTERNS

@@ -1,6 +1,6 @@
 """Array-generic (NumPy / CuPy) search for the K subsets whose union errs least.
 
-The counterpart of the bitset kernel :func:`exactclf._backend._cpu_union.union_search_cpu`
+The counterpart of the bitset kernel :func:`exactclf.maxout._kernels_cpu.union_search_cpu`
 for array backends: run with NumPy it is the plain reference, with CuPy the GPU path. It
 returns the same tuple under the same incumbent semantics, so both give the same network, and
 stops on request between bounded pieces of work (a prefix, a block of rows).

@@ -1,6 +1,6 @@
 """Array-generic (NumPy / CuPy) batched evaluation of the exact linear search.
 
-The plain, obviously-right counterpart of :mod:`._cpu_ice`: for a batch of consecutive
+The plain, obviously-right counterpart of :mod:`._kernels_cpu`: for a batch of consecutive
 D-subsets, solve every ``D x (D + 1)`` system at once (batched SVD: the plane's normal is the
 last right singular vector), take one matrix product against all points, and count the errors
 of both orientations row-wise. Run with NumPy it is the reference implementation; with CuPy it
@@ -28,7 +28,7 @@ def ice_scan_array(xp, Xh, nrm, wpos, wneg, r0, r1, ub_lt, ub_le, rtol):
 
     Returns ``(best_val, best_rank, best_orient, pending)`` where ``pending`` is a list of
     ``(rank, err_pos, err_neg, lower_bound)`` tuples for canonical degenerate planes whose
-    lower bound can still win (see :func:`exactclf._backend._cpu_ice.ice_scan_cpu`).
+    lower bound can still win (see :func:`exactclf.linear._kernels_cpu.ice_scan_cpu`).
     """
     n, m0 = Xh.shape
     D = m0 - 1
