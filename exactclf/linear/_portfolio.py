@@ -57,7 +57,7 @@ _BOUND_SHARE = 0.1
 _BOUND_SECONDS_MIN, _BOUND_SECONDS_MAX = 0.25, 2.0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PortfolioResult:
     """Outcome of :func:`solve_portfolio`.
 
@@ -269,6 +269,9 @@ def solve_portfolio(
         if quick.interrupted:
             stop_reason = StopReason.INTERRUPTED
     value = labeling_errors(best_pos, wpos, wneg)
-    return PortfolioResult(best_pos, value, min(bound.value, value), bound.method,
-                           proven_by is not None, proven_by or found_by, stop_reason, n_cand,
-                           ub, source, iis.cut_sets() if iis_bound else None)
+    return PortfolioResult(
+        positive=best_pos, value=value, lower_bound=min(bound.value, value),
+        lower_bound_method=bound.method, complete=proven_by is not None,
+        method=proven_by or found_by, stop_reason=stop_reason, n_candidates=n_cand,
+        upper_bound=ub, upper_bound_source=source,
+        iis=iis.cut_sets() if iis_bound else None)
