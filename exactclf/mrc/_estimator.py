@@ -416,6 +416,12 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         self.n_active_features_ = len(res.active_features)
         self.selected_features_ = res.active_features
         self.lp_solver_ = res.lp_solver
+        self._certify(res, t0, fingerprint, n_given, kept)
+        return self
+
+    def _certify(self, res, t0: float, fingerprint: str, n_given: int, kept) -> None:
+        """Price the final dual point, set ``certificate_``, and warn where it does not
+        prove the minimax risk (a stopped generation, or a gap above ``10 (eps1 + tol)``)."""
         stop_reason = None if res.stop_reason is None else StopReason(res.stop_reason)
         try:
             point = self._final_dual_point(t0)
@@ -472,7 +478,6 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
                 f"{why}",
                 ConvergenceWarning,
             )
-        return self
 
     def _final_dual_point(self, t0: float, deadline: float | None = None) -> DualPoint:
         """The certificate's dual point (:func:`~._bounds.dual_point`): column generation on
