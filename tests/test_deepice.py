@@ -189,13 +189,16 @@ def _slow_instance():
     return rng.normal(size=(30, 2)), rng.integers(0, 2, 30)
 
 
-def _counting_kernel(monkeypatch, action=None, at=3, pause=0.0):
+def _counting_kernel(monkeypatch, action=None, at=3, pause=0.0, starts=None):
     """Replace the bounded kernel by a counting wrapper that runs ``action`` at call ``at``
     and sleeps ``pause`` seconds in every call (so that a count of calls does not depend on
-    how fast a pruned piece of work happens to finish)."""
+    how fast a pruned piece of work happens to finish); ``starts`` collects the
+    ``time.perf_counter()`` at which each call starts."""
     calls, kernel = [], _exact.union_search_steps
 
     def wrapped(*args):
+        if starts is not None:
+            starts.append(time.perf_counter())
         calls.append(args[-1])  # max_steps: every call must be bounded
         if len(calls) == at and action is not None:
             action()
@@ -223,6 +226,21 @@ def test_ctrl_c_returns_the_best_network_so_far(monkeypatch, n_jobs):
     assert clf.hyperplanes_.shape == (10, 3)
 
 
+def test_workers_stop_when_ctrl_c_ends_the_search(monkeypatch):
+    """A Ctrl-C returns without waiting for the joblib threads; they must stop at their
+    next check, not run on to the time limit (they did: the search's stop event was
+    forgotten when it returned, and the next fits queued behind them)."""
+    calls = _counting_kernel(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGINT),
+                             pause=0.002)
+    X, y = _slow_instance()
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        DeepICEMaxoutClassifier(n_hyperplanes=10, method="exact", time_limit=600, n_jobs=2,
+                                device="cpu").fit(X, y)
+    returned = len(calls)
+    time.sleep(0.3)  # more than 100 kernel calls of a worker that does not stop
+    assert len(calls) <= returned + 2
+
+
 def test_ctrl_c_during_the_coreset_heuristic(monkeypatch):
     """SIGINT inside a block's exact solve ends the whole heuristic (no further blocks, no
     refinement) with the best network scored so far."""
@@ -244,13 +262,19 @@ def test_time_limit_is_checked_between_bounded_kernel_calls(monkeypatch):
     stops after it, instead of finishing a chunk of K-tuples that would take hours."""
     # every call takes at least 2 ms: the second polarity, left with the minimum budget of
     # 1 ms, cannot pass many heavily pruned pieces before its deadline check
-    calls = _counting_kernel(monkeypatch, lambda: time.sleep(0.3), pause=0.002)
+    starts = []
+    calls = _counting_kernel(monkeypatch, lambda: time.sleep(0.3), pause=0.002,
+                             starts=starts)
     X, y = _slow_instance()
+    t0 = time.perf_counter()
     with pytest.warns(ConvergenceWarning, match="time_limit"):
         clf = DeepICEMaxoutClassifier(n_hyperplanes=10, method="exact", time_limit=0.2,
                                       device="cpu").fit(X, y)
     assert clf.stop_reason_ == "time_limit" and not clf.is_optimal_
-    assert len(calls) < 50 and all(s >= 0 for s in calls)
+    assert all(s >= 0 for s in calls)
+    # how many calls fit before the deadline depends on the machine's load (a loaded CI
+    # counted 56 and 64 of them in all); what must hold is that few start after it
+    assert len(calls) >= 3 and sum(s > t0 + 0.2 for s in starts) < 10
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
 
 

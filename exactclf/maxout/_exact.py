@@ -16,9 +16,11 @@ it into "best so far".
 
 from __future__ import annotations
 
+import itertools
 import signal
 import threading
 import time
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -43,8 +45,16 @@ __all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
 #: work of one kernel call, in word operations (a few milliseconds): the granularity at which
 #: deadlines and interrupts are honoured
 _STEP_WORDS = 1 << 22
-#: the stop event of each running search, by token
+#: the stop event of each search, by token (a number, not ``id(event)``: ids are reused)
 _ACTIVE: dict = {}
+_TOKENS = itertools.count()
+#: the event of a search that has ended: set, so that workers it left running stop (a
+#: Ctrl-C returns from the search without waiting for its joblib threads)
+_ENDED = threading.Event()
+_ENDED.set()
+#: ended searches remembered (a worker outlives its search by one bounded kernel call)
+_ENDED_KEEP = 256
+_ended_tokens: deque = deque()
 
 
 @dataclass
@@ -307,7 +317,7 @@ def exact_union(
 
         # the closures below may be shipped to other processes (joblib's Dask backend):
         # they reach the event through a token, not by reference
-        token = id(stop)
+        token = next(_TOKENS)
         _ACTIVE[token] = stop
         deadline = None if time_limit is None else time.time() + time_limit
 
@@ -358,7 +368,10 @@ def exact_union(
                              verbose=verbose, desc="Deep-ICE", chunk_size=64,
                              lower_bound=lower_bound, work=work)
         finally:
-            _ACTIVE.pop(token, None)
+            _ACTIVE[token] = _ENDED
+            _ended_tokens.append(token)
+            while len(_ended_tokens) > _ENDED_KEEP:
+                _ACTIVE.pop(_ended_tokens.popleft(), None)
     out.best = min([c for c in [out.best] if c is not None] + interrupted, default=None)
     if out.best is None:  # nothing below upper_bound, or no chunk ran: the best constant
         ends = [int(np.flatnonzero(~family.any(axis=1))[0]),
