@@ -6,6 +6,7 @@ package builds it.
 """
 
 import builtins
+import dataclasses
 import itertools
 import warnings
 from types import SimpleNamespace
@@ -842,7 +843,13 @@ def test_loose_lower_bound_at_convergence_warns(monkeypatch):
         point = real(*args, **kwargs)
         return point._replace(bound=0.5 * point.bound)
 
+    real_ccg = estimator.mrc_ccg
+
+    def no_bound(*args, **kwargs):  # nor does the generation's own bound stand in
+        return dataclasses.replace(real_ccg(*args, **kwargs), lower=0.0)
+
     monkeypatch.setattr(estimator, "dual_point", halved)
+    monkeypatch.setattr(estimator, "mrc_ccg", no_bound)
     X, y = _data(60, 2)
     with pytest.warns(ConvergenceWarning, match=r"more than 10 \(eps1 \+ tol\)"):
         clf = MRCCCG(**EXACT).fit(X, y)

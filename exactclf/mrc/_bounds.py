@@ -332,10 +332,13 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     Q, values = Q_best[sample], value_best[sample]
     _add_dual_columns(lp, centroids, np.eye(K), np.zeros(K), B)
     _add_dual_columns(lp, Psi[sample], Q, values, B)
+    # the class-average rows alone, by the class proportions (z = 0): the point if no solve
+    # completes; later, a solve cut off keeps the previous round's point (zero on new rows)
+    a = np.r_[class_weight, np.zeros(len(sample))]
     for round_ in range(1, _MAX_ROUNDS + 1):
         res = lp.solve("primal", None if deadline is None else deadline - time.perf_counter())
-        if not res.optimal:  # the class-average rows alone, by the class proportions: z = 0
-            a = np.r_[class_weight, np.zeros(len(sample))]
+        if not res.optimal:
+            a = np.r_[a, np.zeros(K + len(sample) - len(a))]
             break
         a = np.maximum(res.x, 0.0)
         if round_ == _MAX_ROUNDS or (deadline is not None and time.perf_counter() > deadline):
