@@ -9,6 +9,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ._certificate import certificate_view
 from ._geometry import AffineFrame, affine_frame
 
 __all__ = [
@@ -140,8 +141,20 @@ def validate_binary(estimator, X, y, sample_weight) -> BinaryData:
 
 
 class BinaryClassifierMixin(ClassifierMixin):
-    """``predict`` from a ``decision_function`` that is positive for ``classes_[1]``, and
-    the check that the fitted model realizes the errors its search reported."""
+    """``predict`` from a ``decision_function`` that is positive for ``classes_[1]``, the
+    check that the fitted model realizes the errors its search reported, and the fitted
+    attributes of a 0-1 certificate, views of ``certificate_``."""
+
+    training_errors_ = certificate_view(
+        "value", "Weighted training errors of the fitted model (realized by ``predict``).")
+    is_optimal_ = certificate_view(
+        "is_optimal", "Whether ``training_errors_`` is proven minimal.")
+    lower_bound_ = certificate_view("bound", "A proven lower bound on the minimum.")
+    lower_bound_method_ = certificate_view("bound_method", "How ``lower_bound_`` was proven.")
+    gap_ = certificate_view(
+        "gap", "``(training_errors_ - lower_bound_) / training_errors_``; 0 when optimal.")
+    stop_reason_ = certificate_view("stop_reason", "Why the search stopped early, or None.")
+    fit_time_ = certificate_view("fit_time", "Seconds spent in ``fit``.")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -19,6 +19,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._certificate import Certificate, data_fingerprint
+from ._conflicts import check_conflicts
+from ._iis import check_iis_cover
+from ._lasso import check_lasso_dual
+from ._mrc import check_mrc_dual
 
 __all__ = ["Check", "VerificationReport", "verify", "WITNESS_CHECKERS"]
 
@@ -69,19 +73,14 @@ def _zero_one_value(model, X, y, w) -> float:
     return float(np.sum(w[np.asarray(model.predict(X)) != np.asarray(y)]))
 
 
-def _load_checkers() -> dict[str, Callable]:
-    from ._conflicts import check_conflicts
-    from ._iis import check_iis_cover
-    from ._lasso import check_lasso_dual
-    from ._mrc import check_mrc_dual
-
-    return {"conflicts": check_conflicts, "iis_cover": check_iis_cover,
-            "lasso_dual": check_lasso_dual, "mrc_dual": check_mrc_dual}
-
-
 #: ``Witness.kind`` -> ``checker(model, certificate, X, y, w, report)``: appends its checks
 #: to the report and returns the bound its witness proves (re-derived), or None
-WITNESS_CHECKERS: dict[str, Callable] = {}
+WITNESS_CHECKERS: dict[str, Callable] = {
+    "conflicts": check_conflicts,
+    "iis_cover": check_iis_cover,
+    "lasso_dual": check_lasso_dual,
+    "mrc_dual": check_mrc_dual,
+}
 
 
 def verify(model, X, y, sample_weight=None, *,
@@ -115,8 +114,6 @@ def verify(model, X, y, sample_weight=None, *,
     >>> verify(clf, X, [0, 1, 1, 0]).ok   # other labels: not the data of the proof
     False
     """
-    if not WITNESS_CHECKERS:
-        WITNESS_CHECKERS.update(_load_checkers())
     report = VerificationReport()
     est = model[-1] if hasattr(model, "steps") else model
     if hasattr(model, "steps"):

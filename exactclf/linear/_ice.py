@@ -17,7 +17,6 @@ from .._certificate import (
     Certificate,
     StopReason,
     Witness,
-    certificate_view,
     data_fingerprint,
 )
 from .._combinatorics import MAX_RANK
@@ -177,17 +176,6 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
-
-    training_errors_ = certificate_view(
-        "value", "Weighted training errors of the fitted model (realized by ``predict``).")
-    is_optimal_ = certificate_view(
-        "is_optimal", "Whether ``training_errors_`` is proven minimal.")
-    lower_bound_ = certificate_view("bound", "A proven lower bound on the minimum.")
-    lower_bound_method_ = certificate_view("bound_method", "How ``lower_bound_`` was proven.")
-    gap_ = certificate_view(
-        "gap", "``(training_errors_ - lower_bound_) / training_errors_``; 0 when optimal.")
-    stop_reason_ = certificate_view("stop_reason", "Why the search stopped early, or None.")
-    fit_time_ = certificate_view("fit_time", "Seconds spent in ``fit``.")
 
     def __init__(
         self,

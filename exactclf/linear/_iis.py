@@ -175,10 +175,8 @@ def exact_gordan_support(G: np.ndarray) -> np.ndarray | None:
     >>> exact_gordan_support(G[[0, 2, 1]] * [[1], [1], [-1]]) is None  # +, +, - : separable
     True
     """
-    v = _exact_null_vector(G)
-    if v is None or len({(x > 0) - (x < 0) for x in v} - {0}) != 1:
-        return None
-    return np.array([t for t in range(len(v)) if v[t] != 0], dtype=np.intp)
+    u = farkas_multipliers(G)
+    return None if u is None else np.flatnonzero(u).astype(np.intp)
 
 
 def farkas_multipliers(G: np.ndarray) -> list[int] | None:

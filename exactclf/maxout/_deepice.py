@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, check_count_weights, validate_binary
-from .._certificate import Certificate, StopReason, Witness, certificate_view, data_fingerprint
+from .._certificate import Certificate, StopReason, Witness, data_fingerprint
 from .._combinatorics import n_combinations
 from .._fit_guard import guarded_fit
 from .._resources import check_memory, effective_workers
@@ -176,15 +176,6 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     >>> clf.training_errors_, clf.is_optimal_
     (0.0, True)
     """
-
-    training_errors_ = certificate_view("value", "Weighted training errors of the network.")
-    is_optimal_ = certificate_view("is_optimal", "Whether the errors are proven minimal.")
-    lower_bound_ = certificate_view("bound", "Proven lower bound on the minimal errors.")
-    lower_bound_method_ = certificate_view("bound_method", "How ``lower_bound_`` is proven.")
-    gap_ = certificate_view(
-        "gap", "``(training_errors_ - lower_bound_) / training_errors_``.")
-    stop_reason_ = certificate_view("stop_reason", "Why a search stopped early, or None.")
-    fit_time_ = certificate_view("fit_time", "Seconds the fit took.")
 
     _parameter_constraints: dict = {
         "n_hyperplanes": [Interval(Integral, 1, None, closed="left")],
