@@ -271,17 +271,21 @@ def test_refusal_counts_the_cores_really_available(monkeypatch):
 
 def test_search_beyond_the_rank_range_is_refused_with_advice_that_works(monkeypatch):
     """A budget cannot make a search beyond the addressable ranks run: the refusal must not
-    recommend one, and method='auto' with a budget falls back to the MILP."""
+    recommend one, and method='auto' with a budget runs the IIS cover instead (with the
+    incumbents and the bound of the portfolio beyond the exact range), not the MILP alone."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 20))
     y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
     with pytest.raises(ValueError, match="beyond the .* candidates the search can address") as e:
         ICEClassifier(method="exact", time_limit=1.0).fit(X, y)
     assert "time_limit=" not in str(e.value)
-    with pytest.warns(UserWarning, match="falls back to method='milp'"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         clf = ICEClassifier(time_limit=1.0).fit(X, y)
-    assert clf.method_ == "milp" and not clf.is_optimal_
+    assert not any("falls back" in str(w.message) for w in caught)
+    assert clf.method_ == "iis_cover" and not clf.is_optimal_
     assert clf.training_errors_ == _errors(clf, X, y)
+    assert clf.lower_bound_ <= clf.training_errors_
 
 
 def _interrupt_highs_at_first_wait(monkeypatch):

@@ -74,13 +74,17 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         a portfolio of ``"iis_cover"`` and ``"exact"`` (the IIS cover first from dimension
         5 on, the enumeration first below), alternating on doubling slices of time and
         sharing the best classifier until one proves it optimal (see
-        :func:`exactclf.linear._portfolio.solve_portfolio`); ``"milp"`` with a warning when
-        the enumeration would be refused.
+        :func:`exactclf.linear._portfolio.solve_portfolio`); beyond the exact range (the
+        enumeration predicted to outlast the budget on a large instance) the portfolio
+        first improves its incumbent by a local search (exact solves of subsets, scored on
+        all points) and proves a bound from IISs found near its errors (a local cover);
+        with a budget, searches too large to address run the IIS cover alone that way;
+        without one, ``"milp"`` with a warning when the enumeration would be refused.
     upper_bound : {"auto", "surrogate", "milp"}, default="auto"
         Incumbent that the exact search starts from: the best of the majority class,
         LinearSVC and LogisticRegression (``"surrogate"``), plus the big-M MILP run for at most
         30 s (``"milp"``). ``"auto"`` adds the MILP when the enumeration goes first and has
-        more than 1e7 candidates.
+        more than 1e7 candidates, and beyond the exact range.
     max_candidates : int, default=None
         Search at most this many candidate hyperplanes (deterministic budget).
     time_limit : float, default=None
@@ -337,6 +341,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         seconds = self._estimated_seconds(total)
         if total <= MAX_RANK and (budget or seconds <= _MAX_SECONDS):
             return "exact", None
+        if budget and self.method == "auto":
+            # beyond the enumeration's reach: the IIS cover, with the local search's
+            # incumbents and the local cover's bound (solve_portfolio)
+            return "iis_cover", None
         quick = lower_bound(Z, wpos, wneg, time_limit=_REFUSAL_BOUND_SECONDS)
         size = (f"the exact search has {total:.3g} candidate hyperplanes (C(n_unique_points, "
                 f"dimension)), about {seconds / 86400:.3g} days here.")
@@ -373,7 +381,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
 
     def _fit_search(self, U, Z, wpos, wneg, backend, t0) -> PortfolioResult:
         res = solve_portfolio(
-            U, Z, wpos, wneg, method=self.method, upper_bound=self.upper_bound,
+            U, Z, wpos, wneg,
+            method="iis_cover" if self.method_ == "iis_cover" else self.method,
+            upper_bound=self.upper_bound,
             backend=backend, max_candidates=self.max_candidates,
             time_limit=self._remaining(t0), n_jobs=self.n_jobs, verbose=self.verbose,
         )

@@ -645,6 +645,17 @@ class IISCoverSolver:
         if positive is not None:
             self._offer(self.prob.labeling(~self.prob.given_up(positive)))
 
+    def add_cuts(self, cuts) -> None:
+        """Take IISs verified elsewhere (arrays of point indices, each point labeled by its
+        heavier weight, as :meth:`cut_sets` returns them) as cover rows. They replace the
+        first peeling passes over all points (on thousands of points those take a budget's
+        worth of LPs over all of them, where IISs found near the errors are as good a start
+        for the master)."""
+        position = np.full(len(self.prob.Z), -1)
+        position[self.prob.active] = np.arange(len(self.prob.active))
+        if self.master.add_cuts([position[t] for t in cuts]):
+            self._started = True
+
     def raise_bound(self, value: float) -> None:
         """Take a lower bound on the optimum proven elsewhere (it also tightens the
         master)."""

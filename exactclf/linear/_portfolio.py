@@ -31,9 +31,11 @@ import numpy as np
 from .._backend import CPU, Backend
 from .._certificate import StopReason
 from .._resources import effective_workers
-from ._bounds import _IIS_FIRST_DIM, conflict_bound, lower_bound
+from ._bounds import _IIS_FIRST_DIM, LowerBound, conflict_bound, lower_bound
 from ._iis import BOUND_RTOL, IISCoverSolver
 from ._incumbent import best_incumbent
+from ._local_cover import local_cover_bound
+from ._local_search import improve_incumbent, worth_searching
 from ._min01 import labeling_errors, search_size, solve_min01
 
 __all__ = ["PortfolioResult", "enumeration_seconds", "path_order", "solve_portfolio"]
@@ -55,6 +57,12 @@ _BOUND_SHARE = 0.1
 #: seconds of quick lower bound after a stop by ``max_candidates``, as a share of the time
 #: spent so far, and the limits of that time
 _BOUND_SECONDS_MIN, _BOUND_SECONDS_MAX = 0.25, 2.0
+#: beyond the exact range (the enumeration predicted to outlast the budget, or this many
+#: seconds without one), shares of the budget for the local search of better incumbents and
+#: for the local IIS cover bound, and their seconds without a time limit
+_LOCAL_FROM_SECONDS = 60.0
+_LOCAL_SEARCH_SHARE, _LOCAL_COVER_SHARE = 0.3, 0.3
+_LOCAL_SEARCH_SECONDS, _LOCAL_COVER_SECONDS = 30.0, 20.0
 
 
 @dataclass(kw_only=True)
@@ -179,17 +187,28 @@ def solve_portfolio(
     dim = Z.shape[1]
     total = search_size(len(U), dim) if dim else 0
     order = path_order(method, dim, total, n_jobs)
-    use_milp = upper_bound == "milp" or (upper_bound == "auto" and order[0] == "exact"
-                                         and total > MILP_INCUMBENT_ABOVE)
+    predicted = enumeration_seconds(total, n_jobs)
+    # beyond the exact range: the enumeration would outlast the budget on a large instance
+    beyond = worth_searching(len(Z), dim) and predicted > min(
+        _LOCAL_FROM_SECONDS, math.inf if time_limit is None else time_limit)
+    use_milp = upper_bound == "milp" or (upper_bound == "auto" and (
+        beyond or (order[0] == "exact" and total > MILP_INCUMBENT_ABOVE)))
     milp_seconds = None
     if use_milp:
         milp_seconds = MILP_INCUMBENT_SECONDS
         if time_limit is not None:
-            milp_seconds = min(milp_seconds, 0.25 * time_limit)
+            # beyond the exact range the local search is the better use of the time
+            milp_seconds = min(milp_seconds, (0.1 if beyond else 0.25) * time_limit)
     best_pos, best, source, interrupted = best_incumbent(
         Z, wpos, wneg, milp_time_limit=milp_seconds, n_jobs=n_jobs)
-    ub = best
     bound = conflict_bound(wpos, wneg)
+    local_cuts = None  # the IISs of the bound when it is the local cover's
+    if beyond and not interrupted:
+        best_pos, best, source, interrupted, local = _beyond_exact_range(
+            Z, wpos, wneg, best_pos, best, source, time_limit, verbose)
+        if local is not None and local.value > bound.value:
+            bound, local_cuts = local, local.cuts
+    ub = best
     if verbose:
         print(f"ICEClassifier: {len(U)} unique points in dimension {dim}, {total:.4g} "
               f"candidates; incumbent {best:g} errors ({source}); paths {' then '.join(order)}",
@@ -220,11 +239,14 @@ def solve_portfolio(
             if path == "iis_cover":
                 if iis is None:
                     iis = IISCoverSolver(Z, wpos, wneg, incumbent=best_pos, verbose=verbose)
+                    if local_cuts is not None:  # the local cover's IISs and bound
+                        iis.add_cuts(local_cuts)
+                        iis.raise_bound(bound.value)
                 else:
                     iis.offer(best_pos)
                 res = iis.run(seconds)
                 if res.lower_bound > bound.value:
-                    bound.value, bound.method = res.lower_bound, "IIS cover (Benders master)"
+                    bound = LowerBound(res.lower_bound, "IIS cover (Benders master)")
                     iis_bound = True
                 if res.complete:
                     proven_by, bound.method, iis_bound = path, "IIS cover", True
@@ -257,7 +279,8 @@ def solve_portfolio(
         slice_ *= 2
 
     if exhausted:
-        bound.value, bound.method, iis_bound = best, "exhaustive search", False
+        bound = LowerBound(best, "exhaustive search")
+        iis_bound, local_cuts = False, None
     elif proven_by is None and stop_reason != StopReason.INTERRUPTED and iis is None:
         # a budget stop with no bound but the conflicts: the quick bound, in the reserve
         elapsed = time.perf_counter() - t0
@@ -265,7 +288,7 @@ def solve_portfolio(
                    min(max(0.1 * elapsed, _BOUND_SECONDS_MIN), _BOUND_SECONDS_MAX))
         quick = lower_bound(Z, wpos, wneg, time_limit=max(seconds, 1e-3))
         if quick.value > bound.value:
-            bound = quick
+            bound, local_cuts = quick, None
         if quick.interrupted:
             stop_reason = StopReason.INTERRUPTED
     value = labeling_errors(best_pos, wpos, wneg)
@@ -274,4 +297,27 @@ def solve_portfolio(
         lower_bound_method=bound.method, complete=proven_by is not None,
         method=proven_by or found_by, stop_reason=stop_reason, n_candidates=n_cand,
         upper_bound=ub, upper_bound_source=source,
-        iis=iis.cut_sets() if iis_bound else None)
+        iis=iis.cut_sets() if iis_bound else local_cuts)
+
+
+def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, verbose):
+    """Beyond the exact range: the local search from the incumbent, then the local IIS
+    cover bound around its errors (in their shares of ``time_limit``). Returns the
+    incumbent ``(positive, errors, source, interrupted)`` and the bound (None if Ctrl-C
+    came first)."""
+    def seconds(share, default):
+        return default if time_limit is None else share * time_limit
+
+    pos, value, interrupted = improve_incumbent(
+        Z, wpos, wneg, best_pos, time_limit=seconds(_LOCAL_SEARCH_SHARE, _LOCAL_SEARCH_SECONDS))
+    if value < best:
+        best_pos, best, source = pos, value, "local search"
+    if interrupted:
+        return best_pos, best, source, True, None
+    local = local_cover_bound(Z, wpos, wneg, anchors=best_pos != (wpos > wneg),
+                              time_limit=seconds(_LOCAL_COVER_SHARE, _LOCAL_COVER_SECONDS))
+    if verbose:
+        print(f"ICEClassifier: beyond the exact range: local search {best:g} errors, local "
+              f"IIS cover bound {local.value:g} ({len(local.cuts)} IISs, "
+              f"{local.elapsed:.3g} s)", file=sys.stderr, flush=True)
+    return best_pos, best, source, local.interrupted, local

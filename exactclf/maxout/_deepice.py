@@ -46,6 +46,9 @@ _NO_WITNESS = {
                  "by an enumeration of the block's networks: no compact witness",
     "linear": "the bound of the linear problem (K = 1) proven by ICEClassifier's search "
               "(IIS cover or partition sums) keeps no witness here",
+    "obstruction cover": "an obstruction cover bound rests on sets of points, one of the "
+                         "union's class in the convex hull of the others, each verified "
+                         "exactly; they are not kept here",
 }
 
 

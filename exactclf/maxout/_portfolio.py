@@ -35,10 +35,11 @@ from .._combinatorics import n_combinations
 from .._resources import check_memory
 from .._warnings import warn
 from ..linear._bounds import conflict_bound
+from ..linear._local_cover import local_cover_bound
 from ..linear._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PartitionBound, partition_bound
 from ._coreset import coreset_union, refine
-from ._exact import estimate_union, exact_union, prepare_union, realize_union
+from ._exact import estimate_union, exact_union, prepare_union, realize_union, union_on
 
 __all__ = ["BYTES_PER_ENTRY", "MaxoutSearch", "PolarityResult", "SearchSettings"]
 
@@ -68,6 +69,9 @@ _SEED_SHARE = 0.05
 #: a polarity's partition bounds stop after this many grids in a row that neither raised
 #: its bound nor grew its blocks
 _STALLED_PARTITIONS = 3
+#: share of the budget (each polarity) for the obstruction cover before the partition
+#: bounds, and again with the time the partition bounds leave when they stall
+_OBSTRUCTION_SHARE = 0.05
 
 
 @dataclass
@@ -336,6 +340,8 @@ class MaxoutSearch:
         # an exact search whose family is cheap is tried before the bounds (it often
         # proves at once what partitions of small blocks never reach)
         cheap = planes / PLANE_RATE <= _CHEAP_SHARE * self.budget
+        if self._obstructions(order, _OBSTRUCTION_SHARE * self.budget):
+            return True
         for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
             if phase == "bounds":
                 if self._bounds(order, self.t0 + _BOUND_SHARE * self.budget,
@@ -347,7 +353,33 @@ class MaxoutSearch:
                     continue
                 if self._exact_phase(p, self.incumbent()):
                     return True
-        return self._bounds(order, self.deadline, self.settings.seed + 1)
+        if self._bounds(order, self.deadline, self.settings.seed + 1):
+            return True
+        # the partition bounds stalled before the deadline: the obstructions take the rest
+        return self._obstructions(order, self.left() / len(order), seed=1)
+
+    def _obstructions(self, order, seconds, seed=0) -> bool:
+        """The obstruction cover bound (points of the union class in the convex hull of
+        points of the other class, :func:`~exactclf.linear._local_cover.local_cover_bound`)
+        of each open polarity, searched first around the union-class points its network
+        leaves out, in at most ``seconds`` each; True if Ctrl-C stopped it."""
+        for p in order:
+            res = self.results[p]
+            if res.lower >= self.incumbent() or self.left() <= 0 or seconds <= 0:
+                continue
+            want_w, other_w = self.weights[p]
+            missed = (want_w > other_w) & ~union_on(self.Z, res.planes)
+            got = local_cover_bound(self.Z, want_w, other_w, anchors=missed, hull_only=True,
+                                    time_limit=min(seconds, self.left()),
+                                    random_state=self.settings.seed + seed)
+            if got.value > res.lower:
+                res.lower, res.bound_method = got.value, "obstruction cover"
+                self.say(f"polarity {p:+d}: bound {got.value:g} (obstruction cover, "
+                         f"{len(got.cuts)} obstructions)")
+            if got.interrupted:
+                res.stop_reason = StopReason.INTERRUPTED
+                return True
+        return False
 
     def _bounds(self, order, until, seed) -> bool:
         """Partition bounds until ``until`` (a ``time.perf_counter()`` value), one partition

@@ -1,0 +1,163 @@
+"""Better incumbents for the linear 0-1 problem beyond the exact range: exact solves of
+subsets, scored on all points.
+
+Same instance as :func:`~exactclf.linear._min01.solve_min01` (unique points ``Z``, weights
+``wpos`` / ``wneg``). The optimum of a subset of the points is a plane that may do well on all
+of them; two kinds of subsets are solved exactly, in turn, within a time budget:
+
+- *the band*: the points nearest to the incumbent's plane, whose side a small move of the
+  plane changes (a local move: the points far from the plane keep their side unless the plane
+  turns far);
+- *a random sample* of the points (the Deep-ICE paper's coreset idea for one half-space: the
+  exact optimum of a sample estimates the optimum of all the points), which can land far from
+  the incumbent.
+
+Each subset is solved by the enumeration in low dimension and by the IIS cover above
+(:data:`_ENUMERATION_UP_TO`), with the incumbent's labeling of the subset to beat; the
+subset's optimal labeling is realized by its maximum-margin plane, and that plane's labeling
+of *all* points replaces the incumbent when it errs less. Every labeling returned is realized
+by a strict affine classifier, so its value is an achieved upper bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._certificate import StopReason
+from .._separator import UnrealizableLabeling, max_margin_separator
+from ._iis import solve_iis_cover
+from ._min01 import labeling_errors, search_size, solve_min01
+
+__all__ = ["improve_incumbent", "worth_searching"]
+
+#: the subsets are solved by the enumeration up to this dimension, by the IIS cover above
+_ENUMERATION_UP_TO = 6
+#: candidates per second assumed when sizing an enumerated subset (a planning figure)
+_RATE = 2e6
+#: seconds per subset solve, and points of an IIS-cover subset per dimension (the IIS cover
+#: proves instances of about this size within such a slice)
+_SLICE = 2.0
+_IIS_POINTS_PER_DIM = 12
+#: the local search runs on instances with at least this many times a subset's points
+_MIN_SUBSETS = 4
+
+
+def _plane(Z, positive):
+    """A plane realizing ``positive`` on ``Z`` (its max-margin one), or None."""
+    if positive.all() or not positive.any():
+        return None
+    try:
+        return max_margin_separator(Z, positive)
+    except (UnrealizableLabeling, RuntimeError):
+        return None
+
+
+def _subset_size(n: int, dim: int, seconds: float) -> int:
+    """Points of a subset whose exact solve fits ``seconds``."""
+    if dim > _ENUMERATION_UP_TO:
+        return min(n, _IIS_POINTS_PER_DIM * dim)
+    m = dim + 2
+    while m < n and search_size(m + 1, dim) <= seconds * _RATE:
+        m = min(n, max(m + 1, int(m * 1.1)))
+    return m
+
+
+def worth_searching(n: int, dim: int) -> bool:
+    """Whether the subsets solved exactly are a small part of ``n`` points in ``dim``-D (on
+    smaller instances the exact paths do better with the time).
+
+    Examples
+    --------
+    >>> worth_searching(300, 3), worth_searching(50000, 3), worth_searching(150, 10)
+    (False, True, False)
+    """
+    return dim > 0 and n >= _MIN_SUBSETS * _subset_size(n, dim, _SLICE)
+
+
+def _solve_subset(Z, wpos, wneg, incumbent, seconds):
+    """The subset's best labeling found within ``seconds`` (at least as good as
+    ``incumbent``), and whether Ctrl-C stopped the solve."""
+    if Z.shape[1] > _ENUMERATION_UP_TO:
+        res = solve_iis_cover(Z, wpos, wneg, incumbent=incumbent, time_limit=seconds)
+    else:
+        res = solve_min01(Z, wpos, wneg, incumbent=incumbent, time_limit=seconds)
+    return res.positive, res.stop_reason == StopReason.INTERRUPTED
+
+
+def improve_incumbent(
+    Z: np.ndarray,
+    wpos: np.ndarray,
+    wneg: np.ndarray,
+    positive: np.ndarray,
+    *,
+    time_limit: float,
+    random_state: int | np.random.Generator | None = 0,
+) -> tuple[np.ndarray, float, bool]:
+    """Local search from the labeling ``positive`` (see the module docstring).
+
+    Parameters
+    ----------
+    Z : (n, d) array of distinct points, in a well-conditioned frame.
+    wpos, wneg : (n,) weights of the positive / negative samples at each point.
+    positive : (n,) bool array
+        The incumbent: a labeling realized by an affine classifier.
+    time_limit : float
+        Seconds; no subset solve starts after them.
+    random_state : int, Generator or None
+        Seeds the samples.
+
+    Returns
+    -------
+    positive, value, interrupted
+        The best labeling found (``positive`` itself if nothing beat it), its weighted
+        errors, and whether Ctrl-C stopped the search.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(400, 2))
+    >>> pos = Z[:, 0] + 0.3 * rng.normal(size=400) > 0
+    >>> start = Z[:, 1] > 0
+    >>> better, value, _ = improve_incumbent(Z, pos * 1.0, ~pos * 1.0, start,
+    ...                                      time_limit=3.0)
+    >>> value < labeling_errors(start, pos * 1.0, ~pos * 1.0)
+    True
+    """
+    t0 = time.perf_counter()
+    deadline = t0 + time_limit
+    rng = np.random.default_rng(random_state)
+    n, dim = Z.shape
+    best = np.asarray(positive, dtype=bool)
+    value = labeling_errors(best, wpos, wneg)
+    m = _subset_size(n, dim, _SLICE)
+    if dim == 0 or m >= n:  # nothing to gain from subsets
+        return best, value, False
+    weight = wpos + wneg
+    plane = _plane(Z, best)
+    band = True
+    failed = 0  # moves in a row that did not improve
+    while time.perf_counter() < deadline and failed < 2 * math.ceil(n / m) + 4:
+        if band and plane is not None:
+            a, b = plane
+            subset = np.argsort(np.abs(Z @ a + b), kind="stable")[:m]
+        else:  # a weighted sample, so that heavy points are as likely as their samples
+            subset = rng.choice(n, size=m, replace=False, p=weight / weight.sum())
+        band = not band
+        seconds = min(_SLICE, deadline - time.perf_counter())
+        if seconds <= 0:
+            break
+        sub, interrupted = _solve_subset(Z[subset], wpos[subset], wneg[subset], best[subset],
+                                         seconds)
+        candidate = _plane(Z[subset], sub)
+        if candidate is not None:
+            labels = Z @ candidate[0] + candidate[1] > 0
+            errors = labeling_errors(labels, wpos, wneg)
+            if errors < value:
+                best, value, plane, failed = labels, errors, candidate, -1
+        failed += 1
+        if interrupted:
+            return best, value, True
+    return best, value, False

@@ -1,0 +1,187 @@
+"""Local IIS covers, obstruction covers and the linear local search beyond the exact range,
+against independent oracles (brute force, the enumeration)."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from _helpers import assert_verifies, brute_force_min01, random_instance
+from scipy.optimize import linprog
+
+from exactclf import DeepICEMaxoutClassifier, ICEClassifier
+from exactclf._separator import max_margin_separator
+from exactclf.linear import _portfolio
+from exactclf.linear._iis import farkas_multipliers
+from exactclf.linear._local_cover import local_cover_bound
+from exactclf.linear._local_search import improve_incumbent, worth_searching
+from exactclf.linear._min01 import labeling_errors, solve_min01
+
+KINDS = ["gaussian", "grid", "collinear", "flat"]
+
+
+def _instance(seed, n, d):
+    rng = np.random.default_rng(seed)
+    Z, wpos, wneg = random_instance(rng, KINDS[seed % 4], n, d)
+    if seed % 3 == 0:  # conflicting duplicates
+        wpos = wpos + rng.integers(0, 2, len(Z))
+    if seed % 5 == 0:  # weights in other units
+        wpos, wneg = wpos * 1e-7, wneg * 1e-7
+    return Z, wpos, wneg
+
+
+def _in_hull(p, S):
+    """Is ``p`` a convex combination of the rows of ``S``? (LP, independent of exactclf)"""
+    if len(S) == 0:
+        return False
+    A = np.vstack([S.T, np.ones(len(S))])
+    res = linprog(np.zeros(len(S)), A_eq=A, b_eq=np.r_[p, 1.0], bounds=(0, None),
+                  method="highs")
+    return res.status == 0
+
+
+def _brute_force_any_k(Z, want_w, other_w):
+    """The least weighted errors of a network whose other-class region is any convex
+    polyhedron (any number of half-spaces): the kept other-class points S span conv(S), the
+    union-class points inside it err, the others outside it."""
+    base = float(np.minimum(want_w, other_w).sum())
+    cost = np.abs(want_w - other_w)
+    union = np.flatnonzero(want_w > other_w)
+    others = np.flatnonzero(other_w > want_w)
+    best = np.inf
+    for bits in itertools.product([False, True], repeat=len(others)):
+        S = others[np.array(bits, dtype=bool)] if len(others) else others
+        errors = cost[np.setdiff1d(others, S)].sum()
+        errors += sum(cost[p] for p in union if _in_hull(Z[p], Z[S]))
+        best = min(best, errors)
+    return base + best
+
+
+def _is_iis(Z, wpos, wneg, cut):
+    sign = np.where(wpos[cut] > wneg[cut], 1.0, -1.0)
+    G = np.hstack([Z[cut], np.ones((len(cut), 1))]) * sign[:, None]
+    return farkas_multipliers(G) is not None
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_local_cover_bound_never_exceeds_the_brute_force_optimum(seed):
+    Z, wpos, wneg = _instance(seed, int(np.random.default_rng(seed).integers(4, 10)),
+                              1 + seed % 3)
+    opt = brute_force_min01(Z, wpos, wneg)
+    lb = local_cover_bound(Z, wpos, wneg, time_limit=2.0, random_state=seed)
+    assert lb.value <= opt * (1 + 1e-9)
+    assert all(_is_iis(Z, wpos, wneg, t) for t in lb.cuts)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_local_cover_bound_on_neighbourhoods_below_the_enumeration(seed):
+    """More points than a neighbourhood holds: the IISs are local, the bound still valid,
+    and around the errors of a plane it proves something."""
+    rng = np.random.default_rng(seed)
+    n, d = 120, 2 + seed % 2
+    Z = rng.normal(size=(n, d))
+    pos = Z[:, 0] + 0.6 * rng.normal(size=n) > 0
+    wpos, wneg = pos * 1.0, ~pos * 1.0
+    opt = solve_min01(Z, wpos, wneg)
+    assert opt.complete
+    lb = local_cover_bound(Z, wpos, wneg, anchors=opt.positive != pos, time_limit=3.0,
+                           random_state=seed)
+    assert 0 < lb.value <= opt.value
+    assert all(_is_iis(Z, wpos, wneg, t) for t in lb.cuts)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_obstruction_cover_bounds_every_number_of_half_spaces(seed):
+    Z, wpos, wneg = _instance(100 + seed, int(np.random.default_rng(seed).integers(4, 11)),
+                              1 + seed % 3)
+    for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+        lb = local_cover_bound(Z, want_w, other_w, hull_only=True, time_limit=2.0,
+                               random_state=seed)
+        assert lb.value <= _brute_force_any_k(Z, want_w, other_w) * (1 + 1e-9)
+        for t in lb.cuts:  # one point of the union's class in the hull of the others
+            assert _is_iis(Z, want_w, other_w, t)
+            assert (want_w[t] > other_w[t]).sum() == 1
+
+
+def test_obstruction_bound_below_the_exact_networks():
+    """On a noisy disk the obstruction bound is positive and at most the optimum of K = 2
+    found by the exact search, in both polarities."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    y = ((X**2).sum(axis=1) + 0.8 * rng.normal(size=40) > 1.2).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact").fit(X, y)
+    assert clf.is_optimal_
+    bounds = [local_cover_bound(X, (y == c) * 1.0, (y != c) * 1.0, hull_only=True,
+                                time_limit=3.0).value for c in (0, 1)]
+    assert 0 < min(bounds) <= clf.training_errors_
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_local_search_returns_a_realized_labeling_never_worse(seed):
+    rng = np.random.default_rng(seed)
+    n, d = 1500, 3  # subsets of about 300 points
+    Z = rng.normal(size=(n, d))
+    pos = Z @ rng.normal(size=d) + 0.8 * rng.normal(size=n) > 0.3
+    wpos, wneg = pos * 1.0, ~pos * 1.0
+    start = Z[:, 0] > 0
+    start_errors = labeling_errors(start, wpos, wneg)
+    best, value, interrupted = improve_incumbent(Z, wpos, wneg, start, time_limit=3.0,
+                                                 random_state=seed)
+    assert not interrupted
+    assert value == labeling_errors(best, wpos, wneg) < start_errors
+    a, b = max_margin_separator(Z, best)  # strictly realizable
+    assert np.array_equal(Z @ a + b > 0, best)
+
+
+def test_ice_beyond_the_exact_range_certifies_a_verified_bound():
+    """An instance the enumeration cannot finish in the budget (features in awkward units):
+    the bound is positive and comes with IISs that verify, predict makes the errors the
+    certificate states."""
+    rng = np.random.default_rng(0)
+    n = 1400
+    X = rng.normal(size=(n, 3)) * [1.0, 1e4, 1e-3] + [0.0, 1e9, 0.0]
+    y = ((X[:, 0] > 0.4) ^ (rng.uniform(size=n) < 0.12)).astype(int)
+    assert worth_searching(n, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = ICEClassifier(time_limit=8.0).fit(X, y)
+    assert (clf.predict(X) != y).sum() == clf.training_errors_
+    assert 0 < clf.lower_bound_ <= clf.training_errors_
+    assert_verifies(clf, X, y)
+
+
+def test_portfolio_hands_the_local_cover_to_the_iis_cover(monkeypatch):
+    """The IIS cover starts from the local cover's IISs and bound: its bound is never
+    below the local one, and the IISs of the returned bound verify as IISs."""
+    rng = np.random.default_rng(1)
+    n = 900
+    Z = rng.normal(size=(n, 5))
+    pos = Z[:, 0] + 0.5 * rng.normal(size=n) > 0
+    wpos, wneg = pos * 1.0, ~pos * 1.0
+    monkeypatch.setattr(_portfolio, "_LOCAL_FROM_SECONDS", 0.0)
+    seen = {}
+    real = _portfolio.local_cover_bound
+
+    def spy(*args, **kwargs):
+        seen["local"] = real(*args, **kwargs)
+        return seen["local"]
+
+    monkeypatch.setattr(_portfolio, "local_cover_bound", spy)
+    res = _portfolio.solve_portfolio(Z, Z, wpos, wneg, method="iis_cover", time_limit=6.0)
+    assert "local" in seen
+    assert res.lower_bound >= min(seen["local"].value, res.value)
+    assert res.iis is not None
+    assert all(_is_iis(Z, wpos, wneg, t) for t in res.iis)
+
+
+@pytest.mark.parametrize("scale", [1e-9, 3.0, 1e9])
+def test_local_cover_bound_scales_with_the_weights(scale):
+    """Weights in other units: the same IISs, the bound in those units."""
+    rng = np.random.default_rng(5)
+    Z, wpos, wneg = random_instance(rng, "grid", 30, 2)
+    lb = local_cover_bound(Z, wpos, wneg, time_limit=2.0, random_state=0)
+    scaled = local_cover_bound(Z, wpos * scale, wneg * scale, time_limit=2.0, random_state=0)
+    assert lb.value > 0
+    assert scaled.value == pytest.approx(scale * lb.value, rel=1e-6)
