@@ -97,8 +97,9 @@ def _softplus(Z, xp):
 # -- reductions over the short axis of tall arrays --------------------------------------------
 # NumPy's ``sum``/``max`` along an axis of a tall, narrow array (n_samples x a few outputs)
 # run an inner loop per row or column and are an order of magnitude slower than a BLAS
-# matrix-vector product or a few elementwise ``maximum`` calls over the columns; the output
-# layer's arrays are of exactly that shape and the Newton phase reduces them many times.
+# matrix-vector product or a few elementwise ``maximum`` calls over the columns; the logits
+# of the loss and of prediction are of that shape (the Newton phase, which reduces them many
+# times, keeps them transposed instead: see the note above :class:`_OutputLayer`).
 _NARROW = 16  # up to this many columns, the row maximum is taken column by column
 
 
@@ -276,6 +277,13 @@ def network_loss(Z, Y, sw, S: float, coefs, alpha: float, xp) -> float:
 # every derivative is one or two products with ``U``; the penalty is ``T^T diag(reg) T / 2``
 # with ``reg = (alpha, ..., alpha, 0)``. It minimizes ``S * F`` (sums over the batch, not
 # means): the same minimizer and Newton steps, without divisions by ``S``.
+#
+# Its per-sample arrays (logits, probabilities, their directions) are kept transposed, class
+# by sample (``k x n``, C order): the reductions over the classes are then elementwise
+# operations along contiguous rows and per-sample vectors broadcast without a copy, where the
+# ``n x k`` layout needs a BLAS matrix-vector or dot product per reduction (which OpenBLAS
+# runs multithreaded from about 10^4 entries: on a busy machine those thread hand-offs cost
+# more than the arithmetic) or NumPy's slow reductions along a short axis.
 #: the Hessian-vector products of a large batch use every ``stride``-th sample, at least this
 #: many samples and this many per output-layer parameter: the gradient, the line search and so
 #: the step's acceptance stay exact, the curvature estimate from a subsample costs a fraction
@@ -284,86 +292,94 @@ HESSIAN_SAMPLES_PER_PARAM = 16
 
 
 class _OutputLayer:
-    """The batch objective of the output layer for one fixed basis (see the note above)."""
+    """The batch objective of the output layer for one fixed basis (see the note above).
 
-    def __init__(self, Phi, Y, sw, alpha: float, xp, n_outputs: int | None = None,
-                 stride: int = 1):
+    ``Ut`` is ``U`` transposed (``(m + 1) x n``); the logits ``Zt = T^T Ut`` and the
+    probabilities ``Pt`` are ``k x n``.
+    """
+
+    def __init__(self, Phi, Y, sw, alpha: float, xp, stride: int = 1):
         self.xp = xp
         n, m = Phi.shape
-        k = Y.shape[1] if n_outputs is None else n_outputs
         dtype = Phi.dtype
         if sp.issparse(Phi):  # no hidden layer on sparse input (only with NumPy)
-            self.U = sp.hstack([Phi, np.ones((n, 1), dtype=dtype)], format="csr")
+            self.Ut = sp.vstack([Phi.T, np.ones((1, n), dtype=dtype)], format="csr")
         else:
-            self.U = xp.concatenate([Phi, xp.ones((n, 1), dtype=dtype)], axis=1)
-        self.s = None if sw is None else sw[:, None]
-        self.SY = None if Y is None else (Y if sw is None else Y * self.s)
+            self.Ut = xp.concatenate([Phi.T, xp.ones((1, n), dtype=dtype)], axis=0)
+        self.s = sw
+        # U^T (s * Y): the target's part of the gradient and of <SY, Z> = <U^T SY, T>, which
+        # is all the line search needs of the targets
+        self.UtSY = None if Y is None else self.Ut @ (Y if sw is None else Y * sw[:, None])
         self.reg = xp.asarray(np.append(np.full(m, alpha), 0.0)[:, None].astype(dtype))
-        self.ones = xp.ones(k, dtype=dtype) if k > 1 else None
         # the Hessian from every ``stride``-th sample, scaled to the weight of the batch
-        self.rows = slice(None, None, stride)
-        self.U_h = self.U[self.rows]
+        self.cols = slice(None, None, stride)
+        if stride == 1:
+            self.Ut_h = self.Ut
+        else:  # contiguous once, not copied by every product
+            self.Ut_h = (self.Ut[:, self.cols] if sp.issparse(self.Ut)
+                         else xp.ascontiguousarray(self.Ut[:, self.cols]))
         if stride == 1:
             self.scale = 1.0
         else:
             weights = n if sw is None else float(sw.sum())
-            self.scale = weights / (self.U_h.shape[0] if sw is None
-                                    else float(sw[self.rows].sum()))
+            self.scale = weights / (self.Ut_h.shape[1] if sw is None
+                                    else float(sw[self.cols].sum()))
 
     def stack(self, W, b):
         return self.xp.concatenate([W, b[None, :]], axis=0)
 
     def logits(self, T):
-        return self.U @ T
+        """``(U @ T)^T``, shape ``k x n``."""
+        return T.T @ self.Ut
 
-    def normalizer(self, Z):
+    def normalizer(self, Zt):
         """``sum_i s_i lse(z_i)`` and what the probabilities are computed from."""
         xp = self.xp
-        if Z.shape[1] == 1:
-            E = xp.exp(-xp.abs(Z))
-            lse = xp.maximum(Z, 0.0) + xp.log1p(E)
+        if Zt.shape[0] == 1:
+            E = xp.exp(-xp.abs(Zt))
+            lse = xp.maximum(Zt, 0.0) + xp.log1p(E)
         else:
-            mx = _row_max(Z, xp)[:, None]
-            E = xp.exp(Z - mx)
-            total = (E @ self.ones)[:, None]
+            mx = Zt.max(axis=0)
+            E = xp.exp(Zt - mx)
+            total = E.sum(axis=0)
             lse, E = mx + xp.log(total), (E, total)
         return (lse.sum() if self.s is None else xp.vdot(self.s, lse)), E
 
-    def probabilities(self, Z, parts):
-        if Z.shape[1] == 1:
-            return self.xp.where(Z >= 0, 1.0, parts) / (1.0 + parts)
+    def probabilities(self, Zt, parts):
+        if Zt.shape[0] == 1:
+            return self.xp.where(Zt >= 0, 1.0, parts) / (1.0 + parts)
         E, total = parts
         return E / total
 
-    def gradient(self, T, P):
-        D = P - self.SY if self.s is None else P * self.s - self.SY
-        return self.U.T @ D + self.reg * T
+    def gradient(self, T, Pt):
+        SP = Pt if self.s is None else Pt * self.s
+        return self.Ut @ SP.T - self.UtSY + self.reg * T
 
-    def curvature(self, P):
+    def curvature(self, Pt):
         """The probabilities of the Hessian's samples and their weights in it:
         ``s p (1 - p)`` (logistic) or ``s p`` (softmax), times the subsampling scale."""
-        P = P[self.rows]
-        C = P * (1.0 - P) if P.shape[1] == 1 else P
-        C = C if self.s is None else C * self.s[self.rows]
-        return P, C if self.scale == 1.0 else C * self.scale
+        Pt = Pt[:, self.cols]
+        C = Pt * (1.0 - Pt) if Pt.shape[0] == 1 else Pt
+        C = C if self.s is None else C * self.s[self.cols]
+        return Pt, C if self.scale == 1.0 else C * self.scale
 
     def hvp(self, PC, V):
         """Hessian of ``S * F`` times ``V`` (``PC`` from :meth:`curvature`)."""
-        P, C = PC
-        dZ = self.U_h @ V
-        if P.shape[1] == 1:
-            dP = C * dZ
-        else:  # softmax Jacobian row by row: s p * (dz - p^T dz)
-            dP = C * (dZ - ((P * dZ) @ self.ones)[:, None])
-        return self.U_h.T @ dP + self.reg * V
+        Pt, C = PC
+        dZt = V.T @ self.Ut_h
+        if Pt.shape[0] == 1:
+            dPt = C * dZt
+        else:  # softmax Jacobian sample by sample: s p * (dz - p^T dz)
+            dPt = C * (dZt - (Pt * dZt).sum(axis=0))
+        return self.Ut_h @ dPt.T + self.reg * V
 
 
 def output_gradient(Phi, Y, sw, S: float, W, b, alpha: float, xp):
     """Gradient ``(dF/dW, dF/db)`` of the batch objective in the output layer."""
     layer = _OutputLayer(Phi, Y, sw, alpha, xp)
     T = layer.stack(W, b)
-    Z = layer.logits(T)
-    G = layer.gradient(T, layer.probabilities(Z, layer.normalizer(Z)[1])) / S
+    Zt = layer.logits(T)
+    G = layer.gradient(T, layer.probabilities(Zt, layer.normalizer(Zt)[1])) / S
     return G[:-1], G[-1]
 
 
@@ -375,8 +391,8 @@ def output_hvp(Phi, P, sw, S: float, V_W, V_b, alpha: float, xp):
     ``dP = P * dZ - P * sum(P * dZ)`` (``p (1 - p) dZ`` for the logistic output), and
     ``H v = (Phi^T (s * dP) + alpha V_W, sum(s * dP)) / S``.
     """
-    layer = _OutputLayer(Phi, None, sw, alpha, xp, n_outputs=P.shape[1])
-    HV = layer.hvp(layer.curvature(P), layer.stack(V_W, V_b)) / S
+    layer = _OutputLayer(Phi, None, sw, alpha, xp)
+    HV = layer.hvp(layer.curvature(P.T), layer.stack(V_W, V_b)) / S
     return HV[:-1], HV[-1]
 
 
@@ -396,7 +412,8 @@ def conjugate_gradient(hvp, r, n_iter: int, xp):
     >>> np.allclose(A @ d, [[1.0], [2.0]])
     True
     """
-    tiny, eps = np.finfo(r.dtype).tiny, np.finfo(r.dtype).eps
+    info = np.finfo(r.dtype)
+    tiny, eps = info.tiny, info.eps
     d, p = xp.zeros_like(r), r
     rr = xp.vdot(r, r)
     for _ in range(n_iter):
@@ -504,41 +521,45 @@ def newton_output_layer(
     layer = _OutputLayer(Phi, Y, sw, alpha, xp, stride=stride)
     T = layer.stack(W, b)
     softmax = k > 1
+    # class means of (m + 1) x k arrays as products: np.mean costs several times more there
+    class_mean = xp.full(k, 1.0 / k, dtype=T.dtype)
     if softmax:  # centre: same probabilities, smaller penalty, no flat direction left
-        T = T - (T @ layer.ones)[:, None] / k
+        T = T - (T @ class_mean)[:, None]
     const = 0.5 * alpha * penalty_rest
 
     def penalty(A, B):
         return xp.vdot(A, layer.reg * B)
 
-    Z = layer.logits(T)
-    yz = xp.vdot(layer.SY, Z)
+    Zt = layer.logits(T)
+    yz = xp.vdot(layer.UtSY, T)
     tt = penalty(T, T)
-    lse, parts = layer.normalizer(Z)
+    lse, parts = layer.normalizer(Zt)
     f = float(lse - yz + 0.5 * tt) + const
-    P = layer.probabilities(Z, parts)
-    mu = proximal * _mean_curvature(layer, P, alpha) if proximal > 0 else 0.0
+    Pt = layer.probabilities(Zt, parts)
+    mu = proximal * _mean_curvature(layer, Pt, alpha) if proximal > 0 else 0.0
     moved = xp.zeros_like(T)  # T - T_0, for the proximal term mu / 2 ||T - T_0||^2
     losses = [f / S]
     n_done = n_back = 0
     for _ in range(n_steps):
-        G = layer.gradient(T, P) + mu * moved
-        PC = layer.curvature(P)
+        G = layer.gradient(T, Pt) + mu * moved
+        PC = layer.curvature(Pt)
         d = conjugate_gradient(lambda V, PC=PC: layer.hvp(PC, V) + mu * V, -G, cg_iter, xp)
         if softmax:  # remove round-off in the flat direction (a shift of all logits)
-            d = d - (d @ layer.ones)[:, None] / k
+            d = d - (d @ class_mean)[:, None]
         slope = float(xp.vdot(G, d))
         if not slope < 0.0:  # not a descent direction (numerically): use the gradient
             d, slope = -G, -float(xp.vdot(G, G))
         if not -slope > max(1e-15, 2.0 * ftol) * max(S, abs(f)):  # nothing worth a step
             break
-        # along the line the logits and <SY, Z> are linear and the penalty quadratic in t
-        dZ = layer.logits(d)
-        yd, td, dd = xp.vdot(layer.SY, dZ), penalty(T, d), penalty(d, d)
+        # along the line the logits and <SY, Z> = <U^T SY, T> are linear and the penalty
+        # quadratic in t
+        dZt = layer.logits(d)
+        yd, td, dd = xp.vdot(layer.UtSY, d), penalty(T, d), penalty(d, d)
         md, d2 = (float(xp.vdot(moved, d)), float(xp.vdot(d, d))) if mu else (0.0, 0.0)
         t = 1.0
         for _ in range(max_backtracks):
-            lse, parts = layer.normalizer(Z + t * dZ)
+            Z_new = Zt + t * dZt
+            lse, parts = layer.normalizer(Z_new)
             f_new = float(lse - (yz + t * yd) + 0.5 * (tt + 2.0 * t * td + t * t * dd)) + const
             prox = mu * (t * md + 0.5 * t * t * d2)  # change of the proximal term
             if f_new + prox <= f + armijo_alpha * t * slope:
@@ -547,27 +568,29 @@ def newton_output_layer(
             n_back += 1
         else:
             break  # no acceptable step: (numerically) optimal
-        T, Z, f, moved = T + t * d, Z + t * dZ, f_new, moved + t * d
+        T, Zt, f, moved = T + t * d, Z_new, f_new, moved + t * d
         yz, tt = yz + t * yd, tt + 2.0 * t * td + t * t * dd
-        P = layer.probabilities(Z, parts)
+        Pt = layer.probabilities(Zt, parts)
         losses.append(f / S)
         n_done += 1
-    return NewtonResult(T[:-1], T[-1], f / S, n_done, n_back, losses, Z, P)
+    return NewtonResult(T[:-1], T[-1], f / S, n_done, n_back, losses, Zt.T, Pt.T)
 
 
-def _mean_curvature(layer: _OutputLayer, P, alpha: float) -> float:
+def _mean_curvature(layer: _OutputLayer, Pt, alpha: float) -> float:
     """Trace of the Hessian of ``S * F`` over the number of output-layer parameters."""
-    xp, U = layer.xp, layer.U
-    q = P * (1.0 - P)
-    q = q[:, 0] if q.shape[1] == 1 else q @ layer.ones
+    xp, Ut = layer.xp, layer.Ut
+    q = (Pt * (1.0 - Pt)).sum(axis=0)
     if layer.s is not None:
-        q = q * layer.s[:, 0]
-    row_sq = (U.multiply(U) if sp.issparse(U) else U * U) @ xp.ones(U.shape[1], dtype=U.dtype)
-    k = P.shape[1]
-    return float(xp.vdot(row_sq, q) + alpha * (U.shape[1] - 1) * k) / (U.shape[1] * k)
+        q = q * layer.s
+    if sp.issparse(Ut):
+        col_sq = np.asarray(Ut.multiply(Ut).sum(axis=0)).ravel()
+    else:
+        col_sq = (Ut * Ut).sum(axis=0)
+    n_rows, k = Ut.shape[0], Pt.shape[0]
+    return float(xp.vdot(col_sq, q) + alpha * (n_rows - 1) * k) / (n_rows * k)
 
 
-def identifies_output_layer(Y, sw, n_basis: int, xp) -> bool:
+def identifies_output_layer(y, sw, n_classes: int, n_basis: int) -> bool:
     """Whether a batch determines the output layer well enough for a Newton phase.
 
     The output layer has ``n_basis + 1`` parameters per output. A batch with fewer samples
@@ -577,42 +600,45 @@ def identifies_output_layer(Y, sw, n_basis: int, xp) -> bool:
     towards, says more about the batch than about the data, and the step in the weakly
     curved directions is of order ``S / alpha``. Such a batch gets a gradient step instead.
 
+    ``y`` holds the batch's class indices ``0 .. n_classes - 1`` and ``sw`` its sample
+    weights or None, both NumPy arrays: the test runs on the host copies of the labels, so
+    a batch on a GPU is not read back to decide it.
+
     Examples
     --------
     >>> import numpy as np
-    >>> Y = np.eye(3)[[0, 1, 2, 0, 1]]
-    >>> identifies_output_layer(Y, None, 4, np), identifies_output_layer(Y, None, 5, np)
+    >>> y = np.array([0, 1, 2, 0, 1])
+    >>> identifies_output_layer(y, None, 3, 4), identifies_output_layer(y, None, 3, 5)
     (True, False)
-    >>> identifies_output_layer(Y[:, :1], None, 2, np)  # two classes, one logit: both present
+    >>> identifies_output_layer(np.array([0, 1, 1]), None, 2, 2)  # two classes: both present
     True
-    >>> identifies_output_layer(Y, np.array([1.0, 1.0, 0.0, 1.0, 1.0]), 2, np)  # no class 2
+    >>> identifies_output_layer(y, np.array([1.0, 1.0, 0.0, 1.0, 1.0]), 3, 2)  # no class 2
     False
     """
     if sw is not None:
-        Y = Y[sw > 0]
-    if Y.shape[0] < n_basis + 1:
-        return False
-    if Y.shape[1] == 1:  # logistic output: both the 0 and the 1 target occur
-        return bool(Y.max() > 0.0) and bool(Y.min() < 1.0)
-    return bool(Y.max(axis=0).min() > 0.0)
+        y = y[sw > 0]
+    return len(y) >= n_basis + 1 and bool(np.bincount(y, minlength=n_classes).min() > 0)
 
 
 # -- backward -------------------------------------------------------------------------------
 def backprop(acts, coefs, D, S: float, alpha: float, activation: str, xp,
-             n_layers: int | None = None):
+             n_layers: int | None = None, output: bool = True):
     """Gradients of the batch objective for the last ``n_layers`` layers (default: all).
 
     ``acts`` from :func:`forward_hidden`, ``D`` the gradient of the weighted loss sum with
     respect to the logits (``s_i (p_i - y_i)``). Returns ``(coef_grads, intercept_grads)``
     ordered like ``coefs`` (only the requested trailing layers; ``None`` for the others).
+    ``output=False`` leaves out the output layer's own gradient (``None``), which NGD's Adam
+    step on the hidden layers does not use.
     """
     n = len(coefs)
     first = 0 if n_layers is None else n - n_layers
     coef_grads: list = [None] * n
     intercept_grads: list = [None] * n
     for i in range(n - 1, first - 1, -1):
-        coef_grads[i] = (acts[i].T @ D + alpha * coefs[i]) / S
-        intercept_grads[i] = _column_sum(D, xp) / S
+        if output or i < n - 1:
+            coef_grads[i] = (acts[i].T @ D + alpha * coefs[i]) / S
+            intercept_grads[i] = _column_sum(D, xp) / S
         if i > first:
             D = (D @ coefs[i].T) * _activation_derivative(acts[i], activation, xp)
     return coef_grads, intercept_grads
