@@ -1,9 +1,16 @@
 """Device layer and the kernel contract: CPU kernel == array-generic (GPU) path == reference."""
 
+import os
+import subprocess
+import sys
+from math import comb
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from exactclf._backend import CPU, REFERENCE, resolve_device
+import exactclf._backend as backend_module
+from exactclf._backend import CPU, GPU_BREAK_EVEN, REFERENCE, gpu_pays, resolve_device
 from exactclf._base import merge_duplicates
 from exactclf._geometry import COPLANAR_RTOL, affine_frame
 from exactclf.datasets import load_caesarian, load_haberman, load_voicepath
@@ -17,6 +24,61 @@ def test_resolve_device():
     assert resolve_device("auto").name in ("cpu", "gpu")
     with pytest.raises(ValueError, match="device must be"):
         resolve_device("tpu")
+    with pytest.raises(ValueError, match="kind must be"):
+        resolve_device("auto", "svm", 1e20)
+
+
+def test_auto_places_by_work(monkeypatch):
+    """With a usable GPU, ``auto`` takes it only for work above the break-even, and never
+    without an estimate; ``gpu`` takes it whatever the work. Without one, ``auto`` is the
+    CPU and ``gpu`` says why it cannot run."""
+    monkeypatch.setattr(backend_module, "_cupy_or_reason", lambda: (None, "no CUDA here"))
+    assert resolve_device("auto", "ice", 1e15) is CPU
+    with pytest.raises(RuntimeError, match="no CUDA here"):
+        resolve_device("gpu", "ice", 1e15)
+    monkeypatch.setattr(backend_module, "_cupy_or_reason", lambda: (np, ""))
+    monkeypatch.setattr(backend_module, "_numba_cuda", lambda: True)
+    big = GPU_BREAK_EVEN["ice"]
+    assert resolve_device("auto", "ice", big) == backend_module.Backend("gpu", np, cuda=True)
+    assert resolve_device("auto", "ice", big / 2) is CPU
+    assert resolve_device("auto") is CPU
+    assert resolve_device("auto", "ngd", 1e30) is CPU
+    assert resolve_device("gpu").name == "gpu"
+
+
+# issue 27's measurements (one H100 and the same machine's 16 cores, n_jobs=-1):
+# (kind, work in GPU_BREAK_EVEN's unit, CPU seconds, GPU seconds)
+MEASURED = [
+    ("ice", comb(283, 3) * 283, 0.43, 2.32),  # Haberman (283 unique points)
+    ("ice", comb(704, 2) * 704, 0.41, 0.40),  # Voicepath
+    ("ice", comb(1500, 2) * 1500, 0.83, 0.37),
+    ("ice", comb(5000, 2) * 5000, 150.0, 38.9),  # the CPU did not finish in 150 s
+    ("deepice", 61.0 * 16, 61.0, 34.9),  # Voicepath K = 2, serial CPU seconds
+    ("ngd", 100_000 * 60 * 256, 0.62, 1.09),
+    ("ngd", 1797 * 64 * 200, 1.86, 18.3),
+    ("mrc", 100_000 * 20 * 5, 1.39, 1.13),
+]
+
+
+@pytest.mark.parametrize("kind, work, cpu, gpu", MEASURED)
+def test_auto_never_loses_on_the_measured_work(kind, work, cpu, gpu):
+    """Issue 27's bar: where auto places a measured instance, it runs at most 10 % slower
+    than on the better device."""
+    chosen = gpu if gpu_pays(kind, work) else cpu
+    assert chosen <= 1.1 * min(cpu, gpu)
+
+
+def test_cuda_kernels_in_the_simulator():
+    """``test_cuda_kernels.py`` under Numba's CUDA simulator, which must be switched on
+    before Numba is imported: in a fresh interpreter."""
+    path = Path(__file__).with_name("test_cuda_kernels.py")
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+         str(path)], env=env, capture_output=True, text=True, timeout=600,
+        cwd=path.parent.parent,
+    )
+    assert out.returncode == 0 and "skipped" not in out.stdout, out.stdout[-4000:]
 
 
 def _problem(X, y):

@@ -1,9 +1,16 @@
 """Device dispatch: ``device="auto" | "cpu" | "gpu"`` -> :class:`Backend`.
 
-The CPU backend runs Numba kernels on NumPy arrays. The GPU backend runs array-generic code
-on CuPy arrays (optional extra ``exactclf[gpu]``); the same array-generic code run with NumPy
-is the plain reference implementation, which is how the GPU code path is exercised without a
-GPU. Estimators only call :func:`resolve_device`; kernels never see estimators.
+The CPU backend runs Numba kernels on NumPy arrays. The GPU backend runs Numba CUDA kernels
+where an algorithm has one (``backend.cuda``; they run under Numba's CUDA simulator,
+``NUMBA_ENABLE_CUDASIM=1``, without a GPU) and array-generic code on CuPy arrays elsewhere
+(optional extra ``exactclf[gpu]``); the same array-generic code run with NumPy is the plain
+reference implementation. Estimators only call :func:`resolve_device`; kernels never see
+estimators.
+
+Placement: ``device="auto"`` runs on the GPU only where the work is large enough for the GPU
+to beat the same machine's CPU (:func:`gpu_pays`): a GPU search pays a kernel compilation
+(cached on disk after the first run), a transfer and a launch, which small searches never
+earn back.
 
 This package holds the dispatch only. The kernels live beside the algorithm they serve
 (``linear/_kernels_cpu.py`` and ``linear/_kernels_array.py``, ``maxout/_kernels_cpu.py`` and
@@ -14,25 +21,53 @@ for the array module), so nothing here imports an algorithm package.
 
 from __future__ import annotations
 
+import math
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
 
 import numpy as np
 
-__all__ = ["Backend", "resolve_device", "gpu_available", "REFERENCE"]
+__all__ = ["Backend", "GPU_BREAK_EVEN", "REFERENCE", "gpu_available", "gpu_pays",
+           "quiet_launches", "resolve_device"]
+
+#: The work (in each estimator's unit below) from which ``device="auto"`` picks the GPU.
+#: Provisional, from the measurements of issue 27 (one H100 against the same machine's 16
+#: cores, ``n_jobs=-1``): each is the smallest measured work on which the GPU won, so that
+#: ``auto`` keeps every measured instance where it ran faster; re-measure with
+#: ``benchmarks/gpu_vs_cpu.py`` when a kernel changes.
+#:
+#: * ``"ice"``: candidate planes times unique points, ``C(n, D) * n``. The GPU lost on
+#:   Haberman (283 x 3, 1.0e9), tied on Voicepath (1.7e8) and won on 1500 x 2 (1.7e9).
+#: * ``"deepice"``: the serial CPU seconds of the exact union search that
+#:   :func:`exactclf.maxout._exact.estimate_union` predicts. The GPU won on Voicepath K = 2
+#:   (34.9 s against 61 s on 16 cores, about 980 serial seconds): from 35 s on 16 cores.
+#: * ``"mrc"``: samples times features times classes; the GPU won on 100000 x 20, 5 classes.
+#: * ``"ngd"``: never, yet: the GPU lost on every measured network (up to 100k x 60,
+#:   (256, 256), batch 1024).
+GPU_BREAK_EVEN = {
+    "ice": 1.2e9,
+    "deepice": 35.0 * 16,
+    "mrc": 1e7,
+    "ngd": math.inf,
+}
 
 
 @dataclass(frozen=True)
 class Backend:
     """Where a computation runs.
 
-    ``name`` is ``"cpu"`` (Numba kernels), ``"gpu"`` (array-generic code on CuPy) or
-    ``"reference"`` (the same array-generic code on NumPy).
+    ``name`` is ``"cpu"`` (Numba kernels), ``"gpu"`` (CuPy arrays) or ``"reference"``
+    (array-generic code on NumPy). ``cuda``: the algorithms that have a Numba CUDA kernel
+    run it (on the GPU, or under Numba's CUDA simulator), the others their array-generic
+    code on ``xp``.
     """
 
     name: str
     xp: ModuleType
+    cuda: bool = False
 
     @property
     def array_generic(self) -> bool:
@@ -61,31 +96,79 @@ def _cupy_or_reason() -> tuple[ModuleType | None, str]:
     return cupy, ""  # pragma: no cover - needs a GPU
 
 
+@lru_cache(maxsize=1)
+def _numba_cuda() -> bool:  # pragma: no cover - needs a GPU
+    """Whether Numba can launch CUDA kernels here (numba-cuda, or Numba's own CUDA target,
+    which warns that it is deprecated in favour of numba-cuda)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from numba import cuda
+        return bool(cuda.is_available())
+    except Exception:
+        return False
+
+
+@contextmanager
+def quiet_launches():
+    """Silence Numba's warning that a CUDA grid is too small to fill the GPU: a search's
+    chunks start small (and its last one may be), by design of the search driver."""
+    with warnings.catch_warnings():
+        # by message: numba-cuda and Numba's own CUDA target raise different classes
+        warnings.filterwarnings("ignore", message=".*under-utilization")
+        yield
+
+
 def gpu_available() -> bool:
     """True when CuPy is installed and can allocate on a CUDA device."""
     return _cupy_or_reason()[0] is not None
 
 
-def resolve_device(device: str) -> Backend:
+def gpu_pays(kind: str, work: float) -> bool:
+    """Whether ``work`` is large enough for the GPU to beat the CPU (see
+    :data:`GPU_BREAK_EVEN` for the units of each ``kind``).
+
+    Examples
+    --------
+    >>> gpu_pays("ice", 283 * 282 * 281 / 6 * 283), gpu_pays("ice", 5000 * 4999 / 2 * 5000)
+    (False, True)
+    """
+    try:
+        return work >= GPU_BREAK_EVEN[kind]
+    except KeyError:
+        raise ValueError(f"kind must be one of {sorted(GPU_BREAK_EVEN)}, got {kind!r}") from None
+
+
+def resolve_device(device: str, kind: str | None = None, work: float | None = None) -> Backend:
     """Map the ``device`` parameter of an estimator to a :class:`Backend`.
 
     Parameters
     ----------
     device : {"auto", "cpu", "gpu"}
-        ``"auto"`` picks the GPU only when CuPy and a CUDA device are really usable.
+        ``"auto"`` picks the GPU only when CuPy and a CUDA device are really usable and
+        :func:`gpu_pays` says that the work wins there; without ``kind`` and ``work`` it
+        cannot tell, and stays on the CPU.
+    kind : {"ice", "deepice", "mrc", "ngd"}, optional
+        The estimator, for :func:`gpu_pays`.
+    work : float, optional
+        The estimated work, in the unit of ``kind`` (see :data:`GPU_BREAK_EVEN`).
 
     Examples
     --------
     >>> resolve_device("cpu").name
+    'cpu'
+    >>> resolve_device("auto", "ice", 1e5).name   # a small search: never the GPU
     'cpu'
     """
     if device == "cpu":
         return CPU
     if device not in ("auto", "gpu"):
         raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
+    if device == "auto" and (kind is None or work is None or not gpu_pays(kind, work)):
+        return CPU
     cupy, reason = _cupy_or_reason()
     if cupy is not None:  # pragma: no cover - needs a GPU
-        return Backend("gpu", cupy)
+        return Backend("gpu", cupy, cuda=_numba_cuda())
     if device == "auto":
         return CPU
     raise RuntimeError(

@@ -101,10 +101,18 @@ class _Problem:
         self.n, self.dim = self.Zf.shape
         self.backend = backend
         self.deadline = deadline  # time.perf_counter() value after which nested searches stop
+        self.cuda = None
+        if backend.cuda:
+            # imported here: numba.cuda is loaded only by searches that run on the GPU
+            from ._kernels_cuda import MAX_DIM, IceScanCuda
+            if self.dim <= MAX_DIM:
+                self.cuda = IceScanCuda(self.Xh, self.nrm, self.wpos, self.wneg, COPLANAR_RTOL)
 
     # -- kernels -----------------------------------------------------------------------------
     def scan(self, r0: int, r1: int, ub_lt: float, ub_le: float) -> ChunkResult:
-        if self.backend.array_generic:
+        if self.cuda is not None:
+            val, rank, orient, pending, r_stop = self.cuda.scan(r0, r1, ub_lt, ub_le)
+        elif self.backend.array_generic:
             val, rank, orient, pending = ice_scan_array(
                 self.backend.xp, self.Xh, self.nrm, self.wpos, self.wneg,
                 r0, r1, ub_lt, ub_le, COPLANAR_RTOL,

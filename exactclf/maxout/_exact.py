@@ -324,7 +324,16 @@ def exact_union(
         def should_stop():
             return _stop_requested(token, deadline)
 
-        if backend.array_generic:
+        gpu = None
+        if backend.cuda:
+            # imported here: numba.cuda is loaded only by searches that run on the GPU
+            from ._kernels_cuda import UnionSearchCuda
+            if UnionSearchCuda.fits(K, problem.args[0].shape[1]):
+                gpu = UnionSearchCuda(problem.args, problem.index, K)
+        if gpu is not None:
+            def kernel(r0, r1, ub_lt, ub_le):
+                return gpu.search(r0, r1, ub_lt, ub_le, should_stop)
+        elif backend.array_generic:
             F = backend.xp.asarray(family.astype(np.float64))
 
             def kernel(r0, r1, ub_lt, ub_le):
