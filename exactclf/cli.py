@@ -25,7 +25,7 @@ import numpy as np
 
 from ._csv_input import MISSING, line_list, read_csv
 from ._describe import describe_model
-from ._experiments import EXPERIMENTS
+from ._experiments import EXPERIMENTS, FULL_RUNS
 from ._experiments._common import timed_fit
 from ._experiments.demo import DEMO_ICE, demo
 from ._registry import MODELS, estimator_class
@@ -204,8 +204,13 @@ def _parser() -> argparse.ArgumentParser:
 
     p_rep = sub.add_parser("reproduce", help="re-run a seed paper's experiment")
     p_rep.add_argument("experiment", choices=list(EXPERIMENTS))
-    p_rep.add_argument("--quick", action="store_true",
-                       help="a smaller version (fewer datasets, folds or seeds)")
+    size = p_rep.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true",
+                      help="a smaller version (fewer datasets, folds or seeds)")
+    size.add_argument("--full", action="store_true",
+                      help=f"the paper's full protocol ({', '.join(FULL_RUNS)} only; "
+                           "deepice-table2: all eleven datasets, K = 1, 2, 3, 300 s per fit, "
+                           "the full data and 80/20 splits: hours)")
 
     missing = ", ".join(repr(m) for m in sorted(MISSING - {""}))
     p_fit = sub.add_parser(
@@ -292,9 +297,15 @@ def _verify_command(args) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if args.command == "demo":
         demo(args.datasets, args.n_jobs, estimators=args.estimators)
+    elif args.command == "reproduce" and args.full:
+        if args.experiment not in FULL_RUNS:
+            parser.error(f"--full: {args.experiment} has no full protocol; "
+                         f"{', '.join(FULL_RUNS)} has")
+        FULL_RUNS[args.experiment]()
     elif args.command == "reproduce":
         EXPERIMENTS[args.experiment](quick=args.quick)
     elif args.command == "verify":
