@@ -185,3 +185,20 @@ def test_local_cover_bound_scales_with_the_weights(scale):
     scaled = local_cover_bound(Z, wpos * scale, wneg * scale, time_limit=2.0, random_state=0)
     assert lb.value > 0
     assert scaled.value == pytest.approx(scale * lb.value, rel=1e-6)
+
+
+def test_portfolio_beyond_the_addressable_ranks_runs_the_iis_cover_alone():
+    """Deep-ICE's linear seed calls the portfolio directly: past the ranks the enumeration
+    can address, method="auto" must not start it (it raised ValueError)."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 20))
+    pos = Z[:, 0] + rng.normal(size=300) > 0
+    res = _portfolio.solve_portfolio(Z, Z, pos * 1.0, ~pos * 1.0, time_limit=2.0)
+    assert res.method == "iis_cover"
+    assert res.lower_bound <= res.value == labeling_errors(res.positive, pos * 1.0, ~pos * 1.0)
+    X, y = Z[:120], pos[:120].astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=4.0).fit(X, y)
+    assert (clf.predict(X) != y).sum() == clf.training_errors_
+    assert clf.lower_bound_ <= clf.training_errors_

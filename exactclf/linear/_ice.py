@@ -224,7 +224,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         U, Z, wpos, wneg, frame = data.U, data.Z, data.wpos, data.wneg, data.frame
         total = search_size(len(U), frame.dim) if frame.dim else 0
         self.n_candidates_total_ = total
-        backend = resolve_device(self.device)
+        # "auto": the GPU only where the scan is large enough to pay for it
+        backend = resolve_device(self.device, "ice", total * len(U))
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
         stop = None
         # a proven bound from a path that did not complete (IIS cover, refusal's quick bound)

@@ -24,10 +24,13 @@ Two families are sought:
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.spatial import cKDTree
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
 
 from .._warnings import warn
 from ._bounds import LowerBound
@@ -41,8 +44,15 @@ _FIRST_K = 40
 _GROWTH = 3
 #: at most this many IISs per anchor and pass (each next one without a point of the last)
 _PER_ANCHOR = 8
-#: share of the budget for finding IISs; the cover's LP and MIP get the rest
-_SEARCH_SHARE = 0.6
+#: shares of the budget: the IISs around the anchors, then (until the second share) rounds
+#: of cutting planes on the cover's LP relaxation; its MIP gets the rest
+_ANCHOR_SHARE, _ROUNDS_SHARE = 0.3, 0.75
+#: a cutting-plane round's search stops after this share of the rounds' time left
+_ROUND_SHARE = 0.25
+#: the cover's MIP is not started with less time than this
+_MIN_MIP_SECONDS = 1.0
+#: anchors drawn at random when a round finds no violated IIS near the plane's misfits
+_MORE_ANCHORS = 200
 
 
 @dataclass
@@ -53,55 +63,88 @@ class LocalCoverBound(LowerBound):
     cuts: list[np.ndarray] = field(default_factory=list)
 
 
+def _anchor_iiss(oracle: IISOracle, nb: np.ndarray, rng: np.random.Generator) -> list:
+    """Up to :data:`_PER_ANCHOR` verified IISs among the points ``nb`` (the anchor first),
+    each next one without a point of the last (indices into the active points)."""
+    keep = np.ones(len(nb), dtype=bool)
+    cuts = []
+    for _ in range(_PER_ANCHOR):
+        objective = rng.uniform(0.5, 1.5, len(nb))
+        objective[0] = 0.0  # IISs through the anchor first
+        try:
+            t = oracle.find_iis(keep, objective)
+        except FloatingPointError:  # undecidable in float64: no cut from here
+            break
+        if t is None:
+            break
+        cuts.append(nb[t])
+        others = t[t != 0]
+        if len(others) == 0:
+            break
+        keep[rng.choice(others)] = False
+    return cuts
+
+
 def _local_cuts(prob: IISProblem, anchors: np.ndarray, hull_only: bool, deadline: float,
-                rng: np.random.Generator) -> list[np.ndarray]:
+                rng: np.random.Generator, allowed: np.ndarray | None = None) -> list[np.ndarray]:
     """Verified IISs (indices into the active points) around each anchor (active indices):
     first among its :data:`_FIRST_K` nearest candidates, then among more for the anchors that
-    found none."""
+    found none; only among the points ``allowed`` (a mask of the active points) if given.
+
+    The candidates are the points of the anchor's other class (an IIS of them and the anchor
+    puts the anchor in their convex hull: an obstruction), and unless ``hull_only`` the
+    nearest points of both classes too (IISs of any shape)."""
     Zf = prob.Zf[prob.active]
     sign = np.where(prob.pref_all[prob.active], 1.0, -1.0)
     Zx = prob.Z[prob.active]
-    # the neighbours an anchor may be combined with: all points, or the other class
-    pool = np.flatnonzero(sign < 0) if hull_only else np.arange(len(Zf))
-    if len(pool) == 0 or len(anchors) == 0:
-        return []
-    tree = cKDTree(Zf[pool])
+    ok = np.ones(len(Zf), dtype=bool) if allowed is None else allowed
+    # neighbour pools: by the anchor's class, the other class; and all points
+    pools = {s: np.flatnonzero(ok & (sign == -s)) for s in (1.0, -1.0)}
+    if not hull_only:
+        pools[0.0] = np.flatnonzero(ok)
+    trees = {key: cKDTree(Zf[pool]) for key, pool in pools.items() if len(pool)}
     cuts: list[np.ndarray] = []
     k = _FIRST_K
     todo = np.asarray(anchors)
+    largest = max((len(pool) for pool in pools.values()), default=0)
     while len(todo) and time.perf_counter() < deadline:
         missed = []
         for a in todo:
             if time.perf_counter() >= deadline:
                 return cuts
-            _, near = tree.query(Zf[a], k=min(len(pool), k))
-            near = pool[np.atleast_1d(near)]
-            nb = np.r_[a, near[near != a]]
-            oracle = IISOracle(Zf[nb], sign[nb], Zx[nb])
-            keep = np.ones(len(nb), dtype=bool)
             found = 0
-            for _ in range(_PER_ANCHOR):
-                objective = rng.uniform(0.5, 1.5, len(nb))
-                objective[0] = 0.0  # IISs through the anchor first
-                try:
-                    t = oracle.find_iis(keep, objective)
-                except FloatingPointError:  # undecidable in float64: no cut from here
-                    break
-                if t is None:
-                    break
-                cuts.append(nb[t])
-                found += 1
-                # the next IIS avoids one of this one's other points
-                others = t[t != 0]
-                if len(others) == 0:
-                    break
-                keep[rng.choice(others)] = False
+            for key in ((sign[a],) if hull_only else (sign[a], 0.0)):
+                if key not in trees:
+                    continue
+                pool = pools[key]
+                _, near = trees[key].query(Zf[a], k=min(len(pool), k))
+                near = pool[np.atleast_1d(near)]
+                nb = np.r_[a, near[near != a]]
+                new = _anchor_iiss(IISOracle(Zf[nb], sign[nb], Zx[nb]), nb, rng)
+                cuts.extend(new)
+                found += len(new)
             if not found:
                 missed.append(a)
-        if k >= len(pool):
+        if k >= largest:
             break
         todo, k = np.asarray(missed), k * _GROWTH
     return cuts
+
+
+def _misfits(prob: IISProblem, allowed: np.ndarray) -> np.ndarray:
+    """The points of ``allowed`` (active indices) on the wrong side of a soft-margin plane
+    fitted to them, the costlier first."""
+    idx = np.flatnonzero(allowed)
+    sign = np.where(prob.pref_all[prob.active[idx]], 1, -1)
+    if len(np.unique(sign)) < 2:
+        return idx[:0]
+    Zf = prob.Zf[prob.active[idx]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LinearSVC(C=10.0).fit(Zf, sign, sample_weight=prob.cost[idx] /
+                                      prob.cost[idx].mean())
+    wrong = idx[model.decision_function(Zf) * sign <= 0]
+    return wrong[np.argsort(-prob.cost[wrong], kind="stable")]
 
 
 def local_cover_bound(
@@ -130,8 +173,8 @@ def local_cover_bound(
         Only obstructions (one positive point in the convex hull of negative ones), valid for
         every union of half-spaces; otherwise any IIS (valid for affine classifiers).
     time_limit : float
-        Seconds in all: 60 % for the search, the rest for the cover's LP relaxation and
-        then its MIP.
+        Seconds in all: 30 % for the IISs around the anchors, 45 % for cutting planes on
+        the cover's LP relaxation, the rest for its MIP.
     random_state : int, Generator or None
         Seeds the LP objectives that pick among the IISs.
 
@@ -160,24 +203,51 @@ def local_cover_bound(
     first = (np.zeros(len(Z), dtype=bool) if anchors is None
              else np.asarray(anchors, dtype=bool))[prob.active]
     order = np.r_[rng.permutation(np.flatnonzero(first)),
-                  rng.permutation(np.flatnonzero(~first))]
+                  rng.permutation(np.flatnonzero(~first))].astype(np.intp)
+    union = prob.pref_all[prob.active]
     if hull_only:
-        order = order[prob.pref_all[prob.active][order]]
+        order = order[union[order]]
+    kind = "obstruction" if hull_only else "local IIS"
+    master = CoverModel(prob.cost)
+
+    def solve(integer: bool, name: str, seconds: float):
+        nonlocal best
+        x, bound, _ = master.solve(integer=integer, time_limit=max(seconds, 1e-3))
+        if prob.base + bound > best.value:
+            best = LocalCoverBound(prob.base + bound, f"{kind} cover {name}")
+        return x
+
     try:
-        cuts = _local_cuts(prob, order.astype(np.intp), hull_only,
-                           t0 + _SEARCH_SHARE * time_limit, rng)
-        if not cuts:
+        master.add_cuts(_local_cuts(prob, order, hull_only, t0 + _ANCHOR_SHARE * time_limit,
+                                    rng))
+        if not master.cuts:
             return best
-        master = CoverModel(prob.cost)
-        master.add_cuts(cuts)
-        for integer, name in ((False, "LP"), (True, "MIP")):
-            left = t0 + time_limit - time.perf_counter()
-            if left <= 0:
+        # cutting planes: an IIS (at most r + 2 points) among the points whose LP value is
+        # below 1 / (r + 3) is violated by the LP's point; such IISs are sought around the
+        # points of that set that a plane fitted to it gets wrong (the union's class there,
+        # for obstructions)
+        eps = 1.0 / (prob.Zf.shape[1] + 3)
+        rounds_end = t0 + _ROUNDS_SHARE * time_limit
+        while (left := rounds_end - time.perf_counter()) > 0:
+            x = solve(False, "LP", left)
+            if x is None:
                 break
-            _, bound, _ = master.solve(integer=integer, time_limit=left)
-            if prob.base + bound > best.value:
-                kind = "obstruction" if hull_only else "local IIS"
-                best = LocalCoverBound(prob.base + bound, f"{kind} cover {name}")
+            allowed = x < eps
+            anchors_r = (rng.permutation(np.flatnonzero(allowed & union)) if hull_only
+                         else _misfits(prob, allowed))
+            new = _local_cuts(prob, anchors_r, hull_only,
+                              time.perf_counter() + _ROUND_SHARE * left, rng, allowed)
+            if not master.add_cuts(new):
+                # none violated near the plane's misfits: IISs around other points
+                more = rng.choice(order, size=min(len(order), _MORE_ANCHORS), replace=False)
+                new = _local_cuts(prob, more, hull_only,
+                                  time.perf_counter() + _ROUND_SHARE * left, rng)
+                if not master.add_cuts(new):
+                    break
+        left = t0 + time_limit - time.perf_counter()
+        if left >= _MIN_MIP_SECONDS:
+            # HiGHS may overrun a MIP's time limit (twice over seen here): half of it
+            solve(True, "MIP", left / 2)
         best.cuts = [prob.active[t] for t in master.cuts]
     except KeyboardInterrupt:
         warn("local_cover_bound interrupted: returning the bound proven so far", UserWarning)

@@ -34,7 +34,9 @@ from ._min01 import labeling_errors, search_size, solve_min01
 __all__ = ["improve_incumbent", "worth_searching"]
 
 #: the subsets are solved by the enumeration up to this dimension, by the IIS cover above
-_ENUMERATION_UP_TO = 6
+#: (in 6-D, subsets of 42 points for the enumeration against 72 for the IIS cover: on ai4i,
+#: 10000 x 6, 30 s of local search reached 298 errors with the first, 252 with the second)
+_ENUMERATION_UP_TO = 5
 #: candidates per second assumed when sizing an enumerated subset (a planning figure)
 _RATE = 2e6
 #: seconds per subset solve, and points of an IIS-cover subset per dimension (the IIS cover
@@ -118,11 +120,11 @@ def improve_incumbent(
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> Z = rng.normal(size=(400, 2))
-    >>> pos = Z[:, 0] + 0.3 * rng.normal(size=400) > 0
+    >>> Z = rng.normal(size=(1500, 3))  # subsets of about 300 points
+    >>> pos = Z[:, 0] + 0.3 * rng.normal(size=1500) > 0
     >>> start = Z[:, 1] > 0
     >>> better, value, _ = improve_incumbent(Z, pos * 1.0, ~pos * 1.0, start,
-    ...                                      time_limit=3.0)
+    ...                                      time_limit=2.0)
     >>> value < labeling_errors(start, pos * 1.0, ~pos * 1.0)
     True
     """

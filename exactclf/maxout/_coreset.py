@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._certificate import StopReason
+from .._combinatorics import MAX_RANK
 from .._warnings import warn
-from ..linear._min01 import solve_min01
+from ..linear._min01 import search_size, solve_min01
 from ._exact import exact_union, realize_union, union_on
 
 __all__ = ["CoresetResult", "coreset_union"]
@@ -79,7 +80,9 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
                 return planes, value, False
             others = planes[:k] + planes[k + 1 :]
             free = ~union_on(Z, others) if others else np.ones(len(Z), dtype=bool)
-            if not free.any():
+            # nothing to place, or an enumeration beyond the addressable ranks (it would
+            # raise): this half-space stays
+            if not free.any() or search_size(int(free.sum()), Z.shape[1]) > MAX_RANK:
                 continue
             a, b = planes[k]
             res = solve_min01(Z[free], want_w[free], other_w[free],
