@@ -83,3 +83,25 @@ class MRCRuleBounds:
 
     def track_lower_bound(self):
         return self.clf.get_lower_bound()
+
+
+class MRCManyClassesStopped:
+    """Ten classes (2000 x 12 ``make_classification``) stopped after 6 LP solves, where every
+    LP iterate is still worse than the uniform rule: ``upper_`` of the returned model (the
+    best certified point, found on the segments between iterates; 0.9 = 1 - 1/K before).
+    Deterministic: ``max_iter``, not a time limit."""
+
+    timeout = 300
+
+    def setup(self):
+        X, y = make_classification(n_samples=2000, n_features=12, n_informative=6,
+                                   n_classes=10, random_state=0)
+        self.X, self.y = StandardScaler().fit_transform(X), y
+        MRCCCG(device="cpu").fit(self.X[:200], self.y[:200])  # compile the kernel
+
+    def track_upper_stopped(self):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the ConvergenceWarning of max_iter
+            return MRCCCG(max_iter=6, device="cpu").fit(self.X, self.y).upper_

@@ -27,6 +27,8 @@ from ._lp import HighsLP
 __all__ = [
     "RiskEvaluation",
     "minimax_risk",
+    "scores",
+    "risk_from_scores",
     "class_scores_matrix",
     "most_violated",
     "most_violated_bruteforce",
@@ -115,12 +117,20 @@ def minimax_risk(Psi, mu, tau, lam, n_classes: int, backend: Backend = REFERENCE
     >>> ev.R, ev.nu  # mu = 0: the uniform rule, 1 - 1/K
     (0.5, 0.5)
     """
-    d = Psi.shape[1]
-    M = np.ascontiguousarray(class_scores_matrix(mu, n_classes, d, embedding).T)
+    return risk_from_scores(scores(Psi, mu, n_classes, backend, embedding), mu, tau, lam,
+                            backend)
+
+
+def scores(Psi, mu, n_classes: int, backend: Backend = REFERENCE, embedding=None):
+    """``V[i, y] = Phi(x_i, y)^T mu`` of every sample (on ``backend``'s device)."""
+    M = np.ascontiguousarray(class_scores_matrix(mu, n_classes, Psi.shape[1], embedding).T)
     if sp.issparse(Psi):
-        V = backend.xp.asarray(np.ascontiguousarray(Psi @ M))
-    else:
-        V = Psi @ backend.xp.asarray(M)
+        return backend.xp.asarray(np.ascontiguousarray(Psi @ M))
+    return Psi @ backend.xp.asarray(M)
+
+
+def risk_from_scores(V, mu, tau, lam, backend: Backend = REFERENCE) -> RiskEvaluation:
+    """:func:`minimax_risk` at ``mu`` given its scores ``V`` (:func:`scores`)."""
     g, size = most_violated(V, backend)
     g = backend.asnumpy(g)
     nu = float(g.max())

@@ -112,7 +112,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         stops the generation early (``upper_`` is still certified).
     time_limit : float or None, default=None
         Seconds for the generation (the running LP solve is cut off too). When it runs out --
-        or on Ctrl-C (``KeyboardInterrupt``) -- the fit returns the best iterate so far with
+        or on Ctrl-C (``KeyboardInterrupt``) -- the fit returns the best point so far with
         its certified ``upper_``, the best ``lower_`` so far, and a
         :class:`~sklearn.exceptions.ConvergenceWarning` (``stop_reason_`` says why).
     one_hot : bool, default=True
@@ -182,6 +182,10 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         does not imply ``certificate_.is_optimal``: see ``gap_``).
     R_history_ : list of float
         Certified ``R(mu)`` of every iterate.
+    upper_history_ : list of float
+        After every iteration, the certified ``R(mu)`` of the best point found so far (an
+        iterate, or a better point on the segment between the best one and a new iterate):
+        non-increasing, ending at ``upper_`` (when there was an iteration).
     lower_history_ : list of float
         Dual lower bound on ``R*`` of every iterate (from the restricted LP's row duals).
     n_constraints_ : int
@@ -412,6 +416,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
         self.R_history_ = res.R_history
+        self.upper_history_ = res.upper_history
         self.lower_history_ = res.lower_history
         self.n_constraints_ = res.n_constraints
         self.n_lp_rows_ = res.n_lp_rows
@@ -474,7 +479,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
             warn(
                 f"MRCCCG stopped {why} before the generation converged (rows violated by up "
                 f"to {res.max_violation:.3g}, eps1={self.eps1}); the returned classifier is the "
-                f"best iterate, with certified bounds: R* in [lower_={self.lower_:.6g}, "
+                f"best point found, with certified bounds: R* in [lower_={self.lower_:.6g}, "
                 f"upper_={self.upper_:.6g}] (relative gap {self.gap_:.3g}). Increase max_iter, "
                 "n_max or time_limit for a smaller gap.",
                 ConvergenceWarning,

@@ -160,6 +160,10 @@ class LogProgram:
         R, nu, _, _ = log_risk(data.Psi, mu, data.tau, data.lam, data.K, data.B)
         return R, mu, nu
 
+    def segment(self, mu0, mu1):
+        """``t -> R(mu0 + t (mu1 - mu0))`` (:func:`~._ccg.best_on_segment`)."""
+        return lambda t: self.risk(mu0 + t * (mu1 - mu0))[0]
+
     def solve(self, it, remaining):
         data = self.data
         status, mu, self.nu_p, self.alpha_class, self.P = _solve_restricted(
