@@ -52,12 +52,12 @@ print(f"full LP: R* = {full.objective:.8f}, {full.n_rows} rows, {full.seconds:.2
 # The bounds per iteration
 # ------------------------
 # ``R_history_`` holds the certified ``R(mu)`` of every iterate: it is not monotone (the LP
-# solution jumps around, as in any cutting-plane method), but its running minimum is what the
-# estimator returns. ``lower_history_`` holds the certified dual lower bound of every
-# iterate (the restricted LP's dual, repaired to be feasible for the full problem), which
-# rises to ``R*`` as constraints and features are added. On the right, the distance of
-# both to ``R*`` on a log scale.
-# to ``R*`` on a log scale.
+# solution jumps around, as in any cutting-plane method). The estimator returns a point at
+# least as good as its running minimum (``upper_history_``: the best point on the segments
+# between the iterates, R being convex). ``lower_history_`` holds the certified dual lower
+# bound of every iterate (the restricted LP's dual, repaired to be feasible for the full
+# problem), which rises to ``R*`` as constraints and features are added. On the right, the
+# distance of both to ``R*`` on a log scale.
 it = np.arange(1, clf.n_iter_ + 1)
 upper = np.array(clf.R_history_)
 lower = np.array(clf.lower_history_)
