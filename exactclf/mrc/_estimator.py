@@ -365,7 +365,8 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
                 f"{classes[0]!r}."
             )
         self.classes_ = classes
-        backend = resolve_device(self.device)
+        # "auto": the GPU only for a feature matrix large enough to pay for it
+        backend = resolve_device(self.device, "mrc", X.shape[0] * X.shape[1] * K)
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
         if self.loss == "log":
             _import_clarabel()
