@@ -5,6 +5,7 @@ import time
 import numpy as np
 
 from exactclf import ICEClassifier
+from exactclf._backend import CPU
 from exactclf._base import merge_duplicates
 from exactclf._geometry import COPLANAR_RTOL, affine_frame
 from exactclf.datasets import load_dataset
@@ -43,7 +44,7 @@ class ICEKernel:
     def setup(self):
         X, y = load_dataset("cryotherapy", return_X_y=True)
         U, wpos, wneg, _ = merge_duplicates(X, y == 1, np.ones(len(y)))
-        self.prob = _Problem(U, wpos, wneg, affine_frame(U), None)
+        self.prob = _Problem(U, wpos, wneg, affine_frame(U), CPU)
         self.buf = np.empty((4096, 4))
         self._scan(0, 1000)
 

@@ -53,6 +53,8 @@ _ROUND_SHARE = 0.25
 _MIN_MIP_SECONDS = 1.0
 #: anchors drawn at random when a round finds no violated IIS near the plane's misfits
 _MORE_ANCHORS = 200
+#: the rounds stop after this many in a row that did not raise the bound
+_STALLED_ROUNDS = 2
 
 
 @dataclass
@@ -228,9 +230,12 @@ def local_cover_bound(
         # for obstructions)
         eps = 1.0 / (prob.Zf.shape[1] + 3)
         rounds_end = t0 + _ROUNDS_SHARE * time_limit
+        stalled, last = 0, best.value
         while (left := rounds_end - time.perf_counter()) > 0:
             x = solve(False, "LP", left)
-            if x is None:
+            # new IISs keep coming (random objectives) long after the bound stops rising
+            stalled, last = (0, best.value) if best.value > last else (stalled + 1, last)
+            if x is None or stalled > _STALLED_ROUNDS:
                 break
             allowed = x < eps
             anchors_r = (rng.permutation(np.flatnonzero(allowed & union)) if hull_only
@@ -246,8 +251,11 @@ def local_cover_bound(
                     break
         left = t0 + time_limit - time.perf_counter()
         if left >= _MIN_MIP_SECONDS:
-            # HiGHS may overrun a MIP's time limit (twice over seen here): half of it
-            solve(True, "MIP", left / 2)
+            # HiGHS may overrun a MIP's time limit (twice over seen here): half of it, and
+            # no longer than the search took (the MIP gains a few errors over the LP: a
+            # long budget is not worth waiting for when the search has converged)
+            solve(True, "MIP", min(left / 2,
+                                   max(_MIN_MIP_SECONDS, time.perf_counter() - t0)))
         best.cuts = [prob.active[t] for t in master.cuts]
     except KeyboardInterrupt:
         warn("local_cover_bound interrupted: returning the bound proven so far", UserWarning)

@@ -72,6 +72,9 @@ _STALLED_PARTITIONS = 3
 #: share of the budget (each polarity) for the obstruction cover before the partition
 #: bounds, and again with the time the partition bounds leave when they stall
 _OBSTRUCTION_SHARE = 0.05
+#: and at most these seconds before the partition bounds (the search converges in seconds
+#: on the small sets where partition bounds are tried)
+_OBSTRUCTION_SECONDS = 30.0
 
 
 @dataclass
@@ -340,7 +343,8 @@ class MaxoutSearch:
         # an exact search whose family is cheap is tried before the bounds (it often
         # proves at once what partitions of small blocks never reach)
         cheap = planes / PLANE_RATE <= _CHEAP_SHARE * self.budget
-        if self._obstructions(order, _OBSTRUCTION_SHARE * self.budget):
+        if self._obstructions(order, min(_OBSTRUCTION_SHARE * self.budget,
+                                         _OBSTRUCTION_SECONDS)):
             return True
         for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
             if phase == "bounds":
