@@ -202,3 +202,27 @@ def test_portfolio_beyond_the_addressable_ranks_runs_the_iis_cover_alone():
         clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=4.0).fit(X, y)
     assert (clf.predict(X) != y).sum() == clf.training_errors_
     assert clf.lower_bound_ <= clf.training_errors_
+
+
+def test_ctrl_c_keeps_the_iiss_of_the_bound_it_returns(monkeypatch):
+    """Ctrl-C after the first LP: the bound returned comes with the IISs it rests on (an
+    ICE certificate built on it must verify)."""
+    from exactclf.linear import _local_cover
+
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(200, 2))
+    pos = Z[:, 0] + 0.6 * rng.normal(size=200) > 0
+    real = _local_cover.CoverModel.solve
+    calls = []
+
+    def interrupted(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(_local_cover.CoverModel, "solve", interrupted)
+    with pytest.warns(UserWarning, match="interrupted"):
+        lb = local_cover_bound(Z, pos * 1.0, ~pos * 1.0, time_limit=5.0)
+    assert lb.interrupted and lb.value > 0 and lb.cuts
+    assert all(_is_iis(Z, pos * 1.0, ~pos * 1.0, t) for t in lb.cuts)

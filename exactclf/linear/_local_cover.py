@@ -216,7 +216,9 @@ def local_cover_bound(
         nonlocal best
         x, bound, _ = master.solve(integer=integer, time_limit=max(seconds, 1e-3))
         if prob.base + bound > best.value:
-            best = LocalCoverBound(prob.base + bound, f"{kind} cover {name}")
+            # the IISs the bound rests on, kept with it (Ctrl-C may come before the end)
+            best = LocalCoverBound(prob.base + bound, f"{kind} cover {name}",
+                                   cuts=[prob.active[t] for t in master.cuts])
         return x
 
     try:
@@ -256,7 +258,6 @@ def local_cover_bound(
             # long budget is not worth waiting for when the search has converged)
             solve(True, "MIP", min(left / 2,
                                    max(_MIN_MIP_SECONDS, time.perf_counter() - t0)))
-        best.cuts = [prob.active[t] for t in master.cuts]
     except KeyboardInterrupt:
         warn("local_cover_bound interrupted: returning the bound proven so far", UserWarning)
         best.interrupted = True
