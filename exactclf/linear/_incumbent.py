@@ -70,10 +70,12 @@ def best_incumbent(
     *,
     surrogate: bool = True,
     milp_time_limit: float | None = None,
+    networks: bool = False,
     n_jobs: int | None = None,
 ) -> tuple[np.ndarray, float, str, bool]:
-    """The best of: the majority class, LinearSVC, LogisticRegression and (when
-    ``milp_time_limit`` is given) the big-M MILP stopped after that many seconds.
+    """The best of: the majority class, LinearSVC, LogisticRegression, (when
+    ``milp_time_limit`` is given) the big-M MILP stopped after that many seconds and (when
+    ``networks``) the networks of :func:`one_unit_networks`. Ties go to the first of them.
 
     Points of dimension 0 (``Z`` without columns: all points coincide) get the majority class.
     Ctrl-C stops at once with the best incumbent so far.
@@ -82,14 +84,17 @@ def best_incumbent(
     """
     cands = [("majority class", majority_labeling(wpos, wneg))]
     interrupted = False
+    two_classes = Z.shape[1] > 0 and np.any(wpos > 0) and np.any(wneg > 0)
     try:
-        if surrogate and Z.shape[1] > 0 and np.any(wpos > 0) and np.any(wneg > 0):
+        if surrogate and two_classes:
             cands.extend(_surrogates(Z, wpos, wneg))
         if milp_time_limit is not None and Z.shape[1] > 0:
             res = bigm_milp(Z, wpos, wneg, time_limit=milp_time_limit,
                             threads=None if n_jobs is None else effective_workers(n_jobs))
             cands.append(("big-M MILP", Z @ res.coef + res.intercept > 0))
             interrupted = res.interrupted
+        if networks and two_classes and not interrupted:
+            cands.extend(one_unit_networks(Z, wpos, wneg))
     except KeyboardInterrupt:
         interrupted = True
     errors = [labeling_errors(pos, wpos, wneg) for _, pos in cands]

@@ -34,7 +34,7 @@ from .._combinatorics import MAX_RANK
 from .._resources import effective_workers
 from ._bounds import _IIS_FIRST_DIM, LowerBound, conflict_bound, lower_bound
 from ._iis import BOUND_RTOL, IISCoverSolver
-from ._incumbent import best_incumbent, one_unit_networks
+from ._incumbent import best_incumbent
 from ._local_cover import local_cover_bound
 from ._local_search import improve_incumbent, worth_searching
 from ._min01 import labeling_errors, search_size, solve_min01
@@ -211,13 +211,18 @@ def solve_portfolio(
         elif time_limit is not None:
             # beyond the exact range in low dimension the local search uses time better
             milp_seconds = min(milp_seconds, (0.1 if beyond else 0.25) * time_limit)
+    # beyond the exact range, the one-unit networks too (their half-spaces can fit the 0-1
+    # loss far better than the surrogates')
+    t_inc = time.perf_counter()
     best_pos, best, source, interrupted = best_incumbent(
-        Z, wpos, wneg, milp_time_limit=milp_seconds, n_jobs=n_jobs)
+        Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, n_jobs=n_jobs)
+    # the networks' (and surrogates') time comes out of the local search's share
+    fitted = time.perf_counter() - t_inc - (milp_seconds or 0.0)
     bound = conflict_bound(wpos, wneg)
     local_cuts = None  # the IISs of the bound when it is the local cover's
     if beyond and not interrupted:
         best_pos, best, source, interrupted, local = _beyond_exact_range(
-            Z, wpos, wneg, best_pos, best, source, time_limit, verbose)
+            Z, wpos, wneg, best_pos, best, source, time_limit, max(fitted, 0.0), verbose)
         if local is not None and local.value > bound.value:
             bound, local_cuts = local, local.cuts
     ub = best
@@ -312,27 +317,18 @@ def solve_portfolio(
         iis=iis.cut_sets() if iis_bound else local_cuts)
 
 
-def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, verbose):
-    """Beyond the exact range: the local search from the incumbent, then the local IIS
-    cover bound around its errors (in their shares of ``time_limit``). Returns the
-    incumbent ``(positive, errors, source, interrupted)`` and the bound (None if Ctrl-C
-    came first)."""
+def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, spent, verbose):
+    """Beyond the exact range: the local search from the incumbent (in its share of
+    ``time_limit``, less the ``spent`` seconds of the incumbents' networks), then the local
+    IIS cover bound around its errors (in its share). Returns the incumbent ``(positive,
+    errors, source, interrupted)`` and the bound (None if Ctrl-C came first)."""
     def seconds(share, default):
         return default if time_limit is None else share * time_limit
 
-    t0 = time.perf_counter()
-    try:
-        if wpos.any() and wneg.any():
-            for name, pos in one_unit_networks(Z, wpos, wneg):
-                value = labeling_errors(pos, wpos, wneg)
-                if value < best:
-                    best_pos, best, source = pos, value, name
-    except KeyboardInterrupt:
-        return best_pos, best, source, True, None
     search = _LOCAL_SEARCH_SHARE * (0.5 if Z.shape[1] >= _HIGH_DIM else 1)
-    left = seconds(search, _LOCAL_SEARCH_SECONDS) - (time.perf_counter() - t0)
-    pos, value, interrupted = improve_incumbent(Z, wpos, wneg, best_pos,
-                                                time_limit=max(left, 0.0))
+    pos, value, interrupted = improve_incumbent(
+        Z, wpos, wneg, best_pos,
+        time_limit=max(seconds(search, _LOCAL_SEARCH_SECONDS) - spent, 0.0))
     if value < best:
         best_pos, best, source = pos, value, f"local search from {source}"
     if interrupted:
