@@ -20,6 +20,7 @@ from exactclf._backend import gpu_available
 from exactclf._base import merge_duplicates
 from exactclf._verification import verify
 from exactclf.datasets import load_caesarian, load_cryotherapy, load_haberman, load_voicepath
+from exactclf.linear._min01 import solve_min01
 
 
 def _errors(clf, X, y, sample_weight=None):
@@ -392,6 +393,42 @@ def test_auto_switches_from_the_enumeration_to_the_iis_cover(monkeypatch):
     assert clf.training_errors_ == exact.training_errors_ == _errors(clf, X, y)
 
 
+def test_high_dimension_gives_the_milp_a_turn_for_incumbents(monkeypatch, capsys):
+    """From _HIGH_DIM on, a cover that does not prove within its first turn hands a turn to
+    the big-M MILP, whose plane becomes the incumbent: here the MILP turn returns the
+    optimal labeling and the cover's runs are too short to find anything, so the fit must
+    return the optimum, with a bound proven by other means (never the MILP's)."""
+    from exactclf.linear import _portfolio
+
+    monkeypatch.setattr(_portfolio, "_HIGH_DIM", 2)
+    monkeypatch.setattr(_portfolio, "_MILP_TURN_SECONDS", 1e-3)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 2))
+    y = (X[:, 0] + 0.8 * rng.normal(size=30) > 0).astype(int)
+    exact = ICEClassifier(device="cpu", method="exact").fit(X, y)
+    best_incumbent, turns = _portfolio.best_incumbent, []
+
+    def optimal_milp(Z, wpos, wneg, *, surrogate=True, **kwargs):
+        if surrogate:
+            return best_incumbent(Z, wpos, wneg, surrogate=surrogate, **kwargs)
+        turns.append(kwargs["milp_time_limit"])
+        res = solve_min01(Z, wpos, wneg)
+        return res.positive, res.value, "big-M MILP", False
+
+    monkeypatch.setattr(_portfolio, "best_incumbent", optimal_milp)
+    calls = _short_iis_runs(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = ICEClassifier(device="cpu", method="iis_cover", time_limit=5.0,
+                            verbose=1).fit(X, y)
+    assert "big-M MILP turn" in capsys.readouterr().err
+    assert turns == [pytest.approx(1e-3)]
+    assert calls[0] == pytest.approx(1e-3)  # the cover's first turn, cut short
+    assert clf.training_errors_ == exact.training_errors_ == _errors(clf, X, y)
+    assert clf.lower_bound_ <= exact.training_errors_
+    assert clf.lower_bound_method_ != "big-M MILP"
+
+
 @pytest.mark.parametrize("budget", [{"max_candidates": 500}, {"time_limit": 0.3}])
 def test_budget_stopped_enumeration_reports_a_quick_bound(budget):
     """A stopped enumeration in low dimension had only the conflicting duplicates as bound
@@ -412,10 +449,13 @@ def test_budget_stopped_enumeration_reports_a_quick_bound(budget):
 def test_every_path_is_certified_against_brute_force(monkeypatch, method, seed, kind):
     """Complete fits equal the brute-force optimum with a tight bound; budget-stopped fits
     never claim more than they proved. "interleaved": auto with the IIS cover first and
-    slices so short that both paths alternate many times."""
+    slices so short that both paths alternate many times, and the big-M MILP's turn
+    inside the cover's first one."""
     if method == "interleaved":
         monkeypatch.setattr("exactclf.linear._portfolio._IIS_FIRST_DIM", 1)
         monkeypatch.setattr("exactclf.linear._portfolio._MIN_SLICE", 0.0)
+        monkeypatch.setattr("exactclf.linear._portfolio._HIGH_DIM", 1)
+        monkeypatch.setattr("exactclf.linear._portfolio._MILP_TURN_SECONDS", 1e-3)
         method = "auto"
     rng = np.random.default_rng(1000 * seed + len(kind))
     Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(2, 10)),

@@ -11,6 +11,7 @@ from exactclf.linear._iis import (
     IISCoverSolver,
     IISOracle,
     exact_gordan_support,
+    farkas_multipliers,
     near_gordan_support,
     solve_iis_cover,
 )
@@ -186,6 +187,69 @@ def test_exact_gordan_support():
     # a two-dimensional null space is not a certificate
     G = np.array([[1.0, 1.0], [-1.0, -1.0], [2.0, 2.0], [-2.0, -2.0]])
     assert exact_gordan_support(G) is None
+
+
+def _fraction_null_space(G):
+    """Basis of ``{v : sum_t v_t g_t = 0}`` by Gauss-Jordan on Fractions (the reference)."""
+    from fractions import Fraction
+
+    A = [[Fraction(float(x)) for x in col] for col in np.asarray(G).T]
+    k = G.shape[0]
+    pivots, r = [], 0
+    for c in range(k):
+        p = next((i for i in range(r, len(A)) if A[i][c] != 0), None)
+        if p is None:
+            continue
+        A[r], A[p] = A[p], A[r]
+        A[r] = [x / A[r][c] for x in A[r]]
+        for i in range(len(A)):
+            if i != r and A[i][c] != 0:
+                f = A[i][c]
+                A[i] = [a - f * b for a, b in zip(A[i], A[r], strict=True)]
+        pivots.append(c)
+        r += 1
+    basis = []
+    for f in (c for c in range(k) if c not in pivots):
+        v = [Fraction(0)] * k
+        v[f] = Fraction(1)
+        for row, c in enumerate(pivots):
+            v[c] = -A[row][f]
+        basis.append(v)
+    return basis
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_farkas_multipliers_match_rational_reference(seed):
+    """Integer arithmetic against Gauss-Jordan on Fractions: random rows (integers, floats of
+    mixed exponents, exact zeros, duplicated and dependent rows), each sign pattern."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 8))
+    k = int(rng.integers(2, m + 3))
+    kind = seed % 4
+    if kind == 0:
+        G = rng.integers(-3, 4, size=(k, m)).astype(float)
+    elif kind == 1:
+        G = rng.normal(size=(k, m)) * 10.0 ** rng.integers(-8, 9, size=(k, 1))
+    elif kind == 2:  # a planted positive combination, exact: scaled by powers of two
+        G = rng.integers(-9, 10, size=(k, m)) * 2.0 ** rng.integers(-30, 30, size=(k, 1))
+        G[-1] = -(rng.integers(1, 5, size=k - 1) @ G[:-1])
+    else:
+        G = rng.integers(-2, 3, size=(k, m)) * 0.1
+        G[rng.random(k) < 0.3] = 0.0
+    basis = _fraction_null_space(G)
+    u = farkas_multipliers(G)
+    if len(basis) != 1 or len({(x > 0) - (x < 0) for x in basis[0]} - {0}) != 1:
+        assert u is None
+        return
+    assert u is not None and min(u) >= 0 and np.gcd.reduce(u) == 1
+    # the same ray as the reference
+    v = basis[0]
+    t = next(i for i, x in enumerate(v) if x != 0)
+    assert all(Fraction(ui) * abs(v[t]) == abs(x) * u[t] for ui, x in zip(u, v, strict=True))
+    assert all(sum(Fraction(ui) * Fraction(float(g)) for ui, g in zip(u, col, strict=True))
+               == 0 for col in G.T)
 
 
 def test_decimal_collinearity_within_tolerance():

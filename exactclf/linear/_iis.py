@@ -46,7 +46,6 @@ import math
 import sys
 import time
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -120,13 +119,15 @@ def _integer_rows(M: np.ndarray) -> list[list[int]]:
     return out
 
 
-def _exact_null_vector(G: np.ndarray) -> list[Fraction] | None:
+def _exact_null_vector(G: np.ndarray) -> list[int] | None:
     """The combination ``v`` with ``sum_t v_t g_t = 0`` of the rows ``g_t`` of ``G`` (k x m
     floats), exactly, when such combinations form a one-dimensional space (None otherwise);
-    scaled so that one entry is 1. Fraction-free elimination on the floats' exact rational
-    values, then a check of the result against the original rows: the claim rests on it."""
+    coprime integers. Fraction-free elimination on the floats' exact rational values (each
+    row of ``G.T`` scaled to integers by a power of two, which keeps its null space), then a
+    check of the result against the original rows: the claim rests on it."""
     k = G.shape[0]
-    A = _integer_rows(np.asarray(G, dtype=np.float64).T)  # m x k, columns = rows of G
+    orig = _integer_rows(np.asarray(G, dtype=np.float64).T)  # m x k, columns = rows of G
+    A = [row[:] for row in orig]
     m = len(A)
     pivots: list[int] = []
     r, prev = 0, 1
@@ -147,14 +148,22 @@ def _exact_null_vector(G: np.ndarray) -> list[Fraction] | None:
     free = [c for c in range(k) if c not in pivots]
     if len(free) != 1:
         return None
-    v: list[Fraction] = [Fraction(0)] * k
-    v[free[0]] = Fraction(1)
+    # back substitution in integers: before each division the whole vector is multiplied
+    # by what makes it exact (Python integers: no rounding, no Fraction objects)
+    v = [0] * k
+    v[free[0]] = 1
     for row in range(len(pivots) - 1, -1, -1):
         c = pivots[row]
-        acc = sum((A[row][j] * v[j] for j in range(c + 1, k)), Fraction(0))
-        v[c] = -acc / A[row][c]
-    orig = _integer_rows(np.asarray(G, dtype=np.float64).T)
-    if any(sum((a * x for a, x in zip(row, v, strict=True)), Fraction(0)) != 0 for row in orig):
+        acc = sum(A[row][j] * v[j] for j in range(c + 1, k))
+        piv = A[row][c]
+        g = math.gcd(acc, piv)
+        scale = piv // g
+        if scale != 1:
+            v = [x * scale for x in v]
+        v[c] = -(acc // g)
+    g = math.gcd(*v)
+    v = [x // g for x in v]
+    if any(sum(a * x for a, x in zip(row, v, strict=True)) != 0 for row in orig):
         return None
     return v
 
@@ -196,10 +205,7 @@ def farkas_multipliers(G: np.ndarray) -> list[int] | None:
     v = _exact_null_vector(G)
     if v is None or len({(x > 0) - (x < 0) for x in v} - {0}) != 1:
         return None
-    scale = math.lcm(*(x.denominator for x in v))
-    u = [abs(int(x * scale)) for x in v]
-    g = math.gcd(*u)
-    return [t // g for t in u]
+    return [abs(x) for x in v]
 
 
 def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: np.ndarray,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -70,6 +70,16 @@ _LOCAL_SEARCH_SECONDS, _LOCAL_COVER_SECONDS = 30.0, 20.0
 #: in 18 s) and the IISs, of up to D + 2 points, give weak covers (0 to 30 errors)
 _HIGH_DIM = 9
 _HIGH_DIM_MILP_SHARE = 0.5
+#: from :data:`_HIGH_DIM` on, when the IIS cover goes first and does not prove within this
+#: many seconds (a tenth of a time limit), the big-M MILP gets a turn as long for an
+#: incumbent: at D = 9-11, N = 100-200 HiGHS finds in 1-4 s planes that the cover's peeling
+#: reaches after 50 s, or not in 120 s (150 x 10: 17 errors against 18), while the cover
+#: alone proves most such instances within 5 s (benchmarks/results/ice_high_dim.txt)
+_MILP_TURN_SECONDS = 5.0
+#: without a time limit, an enumeration predicted to outlast this even at its best rate
+#: (``_RATE_SLACK`` times the planning rate) gets no turns: the IIS cover, exact as well,
+#: runs alone
+_HOPELESS_SECONDS = 86400.0
 
 
 @dataclass(kw_only=True)
@@ -106,29 +116,36 @@ def enumeration_seconds(total: int, n_jobs: int | None) -> float:
     return total / (RATE * effective_workers(n_jobs))
 
 
-def path_order(method: str, dim: int, total: int, n_jobs: int | None) -> list[str]:
+def path_order(method: str, dim: int, total: int, n_jobs: int | None,
+               time_limit: float | None = None) -> list[str]:
     """The paths ``method`` runs, the one predicted cheapest first.
 
-    ``"auto"``: the IIS cover alone beyond the enumeration's addressable ranks, and the IIS
-    cover first from dimension :data:`_IIS_FIRST_DIM` on, unless the
+    ``"auto"``: the IIS cover first from dimension :data:`_IIS_FIRST_DIM` on, unless the
     enumeration is predicted to take less than a slice (measured on the benchmark of
     ``benchmarks/ice_vs_baselines.py``: from D = 5 the cover proves every instance first);
-    below, the enumeration first.
+    below, the enumeration first. The enumeration is left out where it cannot complete:
+    beyond its addressable ranks, or predicted to outlast ``time_limit`` (without one,
+    :data:`_HOPELESS_SECONDS`) even at its best rate.
 
     Examples
     --------
     >>> path_order("auto", 6, 10**9, 1), path_order("auto", 3, 10**9, 1)
     (['iis_cover', 'exact'], ['exact', 'iis_cover'])
-    >>> path_order("exact", 6, 10**9, 1)
-    ['exact']
+    >>> path_order("auto", 6, 10**11, 1, time_limit=60), path_order("auto", 6, 10**11, 1)
+    (['iis_cover'], ['iis_cover', 'exact'])
+    >>> path_order("exact", 6, 10**9, 1), path_order("auto", 2, 10**20, 1)
+    (['exact'], ['iis_cover'])
     """
     if method != "auto":
         return [method]
-    if total > MAX_RANK:  # beyond the ranks the enumeration can address
-        return ["iis_cover"]
-    if dim >= _IIS_FIRST_DIM and enumeration_seconds(total, n_jobs) > _MIN_SLICE:
-        return ["iis_cover", "exact"]
-    return ["exact", "iis_cover"]
+    seconds = enumeration_seconds(total, n_jobs)
+    if total <= MAX_RANK and (dim < _IIS_FIRST_DIM or seconds <= _MIN_SLICE):
+        return ["exact", "iis_cover"]
+    order = ["iis_cover"]
+    horizon = _HOPELESS_SECONDS if time_limit is None else time_limit
+    if total <= MAX_RANK and seconds / _RATE_SLACK <= horizon:
+        order.append("exact")
+    return order
 
 
 def _first_slice(path: str, total: int, n_jobs: int | None) -> float:
@@ -196,7 +213,7 @@ def solve_portfolio(
     reserve = 0.0 if time_limit is None else _BOUND_SHARE * time_limit
     dim = Z.shape[1]
     total = search_size(len(U), dim) if dim else 0
-    order = path_order(method, dim, total, n_jobs)
+    order = path_order(method, dim, total, n_jobs, time_limit)
     predicted = enumeration_seconds(total, n_jobs)
     # beyond the exact range: the enumeration would outlast the budget on a large instance
     beyond = worth_searching(len(Z), dim) and predicted > min(
@@ -211,6 +228,9 @@ def solve_portfolio(
         elif time_limit is not None:
             # beyond the exact range in low dimension the local search uses time better
             milp_seconds = min(milp_seconds, (0.1 if beyond else 0.25) * time_limit)
+    # the MILP's turn inside the IIS cover's first one (when the MILP did not run already)
+    milp_due = order[0] == "iis_cover" and dim >= _HIGH_DIM and upper_bound == "auto" and (
+        not use_milp)
     # beyond the exact range, the one-unit networks too (their half-spaces can fit the 0-1
     # loss far better than the surrogates')
     t_inc = time.perf_counter()
@@ -261,7 +281,12 @@ def solve_portfolio(
                         iis.raise_bound(bound.value)
                 else:
                     iis.offer(best_pos)
-                res = iis.run(seconds)
+                if milp_due:
+                    milp_due = False
+                    res = _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit,
+                                              n_jobs, verbose)
+                else:
+                    res = iis.run(seconds)
                 if res.lower_bound > bound.value:
                     bound = LowerBound(res.lower_bound, "IIS cover (Benders master)")
                     iis_bound = True
@@ -315,6 +340,33 @@ def solve_portfolio(
         method=proven_by or found_by, stop_reason=stop_reason, n_candidates=n_cand,
         upper_bound=ub, upper_bound_source=source,
         iis=iis.cut_sets() if iis_bound else local_cuts)
+
+
+def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose):
+    """The IIS cover's first turn of ``seconds`` (None: no limit), with a turn of the big-M
+    MILP after :data:`_MILP_TURN_SECONDS` if the cover did not prove by then: the MILP's
+    plane is offered to the cover as an incumbent (its bound, with bounded weights, is not
+    the 0-1 loss's). Returns the cover's result (stopped by ``"interrupted"`` if Ctrl-C
+    stopped the MILP)."""
+    t0 = time.perf_counter()
+    turn = _MILP_TURN_SECONDS if time_limit is None else min(_MILP_TURN_SECONDS,
+                                                             0.1 * time_limit)
+    res = iis.run(turn if seconds is None else min(seconds, turn))
+    if res.stop_reason != StopReason.TIME_LIMIT:
+        return res
+    if seconds is not None:
+        turn = min(turn, seconds - (time.perf_counter() - t0))
+    pos, value, _, interrupted = best_incumbent(
+        Z, wpos, wneg, surrogate=False, milp_time_limit=max(turn, 1e-3), n_jobs=n_jobs)
+    if verbose:
+        print(f"ICEClassifier: big-M MILP turn: {value:g} errors (IIS cover at "
+              f"{res.value:g})", file=sys.stderr, flush=True)
+    if value < res.value:
+        iis.offer(pos)
+    if interrupted:
+        return replace(iis.run(0.0), stop_reason=StopReason.INTERRUPTED)
+    rest = None if seconds is None else max(seconds - (time.perf_counter() - t0), 1e-3)
+    return iis.run(rest)
 
 
 def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, spent, verbose):
