@@ -8,7 +8,8 @@ as ``exactclf reproduce ice-table1``.
 
     python benchmarks/ice_vs_baselines.py [--milp-time-limit 300] [--datasets voicepath haberman]
 
-The default datasets add seeded synthetic instances in dimensions 6-8 (``synth90x6``, ...).
+The default datasets add seeded synthetic instances in dimensions 6-12 (``synth90x6``, ...;
+D = 9-12 with N = 100-200 for issue 26). ICEClassifier gets the MILP's time limit.
 """
 
 from __future__ import annotations

@@ -121,7 +121,8 @@ def test_reproduce_ice_table1_rows():
     from exactclf._experiments.ice_table1 import ice_table1
 
     out = io.StringIO()
-    rows = ice_table1(datasets=["voicepath"], milp_time_limit=2.0, n_jobs=1, out=out)
+    rows = ice_table1(datasets=["voicepath"], milp_time_limit=2.0, n_jobs=1, out=out,
+                      ice_time_limit=None)
     errors = {r["method"]: r["errors"] for r in rows}
     assert errors["ICEClassifier"] == VOICEPATH_OPTIMUM
     # the MILP and the surrogates never beat the optimum

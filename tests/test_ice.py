@@ -423,7 +423,7 @@ def test_high_dimension_gives_the_milp_a_turn_for_incumbents(monkeypatch, capsys
                             verbose=1).fit(X, y)
     assert "big-M MILP turn" in capsys.readouterr().err
     assert turns == [pytest.approx(1e-3)]
-    assert calls[0] == pytest.approx(1e-3)  # the cover's first turn, cut short
+    assert calls[0] == pytest.approx(2e-3)  # the cover's first turn, cut short
     assert clf.training_errors_ == exact.training_errors_ == _errors(clf, X, y)
     assert clf.lower_bound_ <= exact.training_errors_
     assert clf.lower_bound_method_ != "big-M MILP"

@@ -70,12 +70,16 @@ _LOCAL_SEARCH_SECONDS, _LOCAL_COVER_SECONDS = 30.0, 20.0
 #: in 18 s) and the IISs, of up to D + 2 points, give weak covers (0 to 30 errors)
 _HIGH_DIM = 9
 _HIGH_DIM_MILP_SHARE = 0.5
-#: from :data:`_HIGH_DIM` on, when the IIS cover goes first and does not prove within this
-#: many seconds (a tenth of a time limit), the big-M MILP gets a turn as long for an
-#: incumbent: at D = 9-11, N = 100-200 HiGHS finds in 1-4 s planes that the cover's peeling
-#: reaches after 50 s, or not in 120 s (150 x 10: 17 errors against 18), while the cover
-#: alone proves most such instances within 5 s (benchmarks/results/ice_high_dim.txt)
+#: from :data:`_HIGH_DIM` on, when the IIS cover goes first and does not prove within twice
+#: this many seconds (a fifth of a time limit), the big-M MILP gets a turn of this many (a
+#: tenth of it) for an incumbent: at D = 9-11, N = 100-200 HiGHS finds in 1-4 s planes that
+#: the cover's peeling reaches after 50 s, or not in 120 s (150 x 10: 17 errors against
+#: 18), while the cover alone proves most such instances within 10 s, where a turn would
+#: only delay it (benchmarks/results/ice_vs_baselines.txt). No turn when the cover's gap is
+#: at most ``_MILP_TURN_GAP`` by then: a better incumbent could only close that gap (150 x 9:
+#: 10 errors, bound 9; the turn found 10 again and delayed the proof by its 5 s)
 _MILP_TURN_SECONDS = 5.0
+_MILP_TURN_GAP = 0.1
 #: without a time limit, an enumeration predicted to outlast this even at its best rate
 #: (``_RATE_SLACK`` times the planning rate) gets no turns: the IIS cover, exact as well,
 #: runs alone
@@ -344,29 +348,32 @@ def solve_portfolio(
 
 def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose):
     """The IIS cover's first turn of ``seconds`` (None: no limit), with a turn of the big-M
-    MILP after :data:`_MILP_TURN_SECONDS` if the cover did not prove by then: the MILP's
-    plane is offered to the cover as an incumbent (its bound, with bounded weights, is not
-    the 0-1 loss's). Returns the cover's result (stopped by ``"interrupted"`` if Ctrl-C
-    stopped the MILP)."""
+    MILP after twice :data:`_MILP_TURN_SECONDS` if the cover's gap is still above
+    :data:`_MILP_TURN_GAP` then: the MILP's plane is offered to the cover as an incumbent
+    (its bound, with bounded weights, is not the 0-1 loss's). Returns the cover's result
+    (stopped by ``"interrupted"`` if Ctrl-C stopped the MILP)."""
     t0 = time.perf_counter()
+
+    def rest():
+        return math.inf if seconds is None else seconds - (time.perf_counter() - t0)
+
     turn = _MILP_TURN_SECONDS if time_limit is None else min(_MILP_TURN_SECONDS,
                                                              0.1 * time_limit)
-    res = iis.run(turn if seconds is None else min(seconds, turn))
-    if res.stop_reason != StopReason.TIME_LIMIT:
+    res = iis.run(min(rest(), 2 * turn))
+    if res.stop_reason != StopReason.TIME_LIMIT or rest() <= 0:
         return res
-    if seconds is not None:
-        turn = min(turn, seconds - (time.perf_counter() - t0))
-    pos, value, _, interrupted = best_incumbent(
-        Z, wpos, wneg, surrogate=False, milp_time_limit=max(turn, 1e-3), n_jobs=n_jobs)
-    if verbose:
-        print(f"ICEClassifier: big-M MILP turn: {value:g} errors (IIS cover at "
-              f"{res.value:g})", file=sys.stderr, flush=True)
-    if value < res.value:
-        iis.offer(pos)
-    if interrupted:
-        return replace(iis.run(0.0), stop_reason=StopReason.INTERRUPTED)
-    rest = None if seconds is None else max(seconds - (time.perf_counter() - t0), 1e-3)
-    return iis.run(rest)
+    if res.value - res.lower_bound > _MILP_TURN_GAP * res.value:
+        pos, value, _, interrupted = best_incumbent(
+            Z, wpos, wneg, surrogate=False, milp_time_limit=max(min(turn, rest()), 1e-3),
+            n_jobs=n_jobs)
+        if verbose:
+            print(f"ICEClassifier: big-M MILP turn: {value:g} errors (IIS cover at "
+                  f"{res.value:g})", file=sys.stderr, flush=True)
+        if value < res.value:
+            iis.offer(pos)
+        if interrupted:
+            return replace(iis.run(0.0), stop_reason=StopReason.INTERRUPTED)
+    return iis.run(None if seconds is None else max(rest(), 1e-3))
 
 
 def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, spent, verbose):
