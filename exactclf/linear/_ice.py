@@ -290,6 +290,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 why = "used the MILP heuristic (method='milp')"
             elif stop in (StopReason.THIN_POINTS, StopReason.UNREALIZABLE_MARGIN):
                 why = f"cannot prove its optimum ({stop})"
+            elif self.method_ == "iis_cover":  # the cover counts no candidates
+                why = f"stopped early ({stop}) in the IIS cover"
             else:
                 why = f"stopped early ({stop}) after {n_cand} of {total} candidates"
             warn(

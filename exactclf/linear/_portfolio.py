@@ -270,8 +270,9 @@ def solve_portfolio(
 
     while active and stop_reason is None and proven_by is None:
         for path in list(active):
-            # the reserve is for the quick bound, of no use once the IIS cover gave one
-            left = deadline - (reserve if iis is None else 0.0) - time.perf_counter()
+            # the reserve is for the quick bound, of no use once the IIS cover runs
+            left = deadline - (reserve if iis is None and path != "iis_cover" else 0.0) - (
+                time.perf_counter())
             if left <= 0:
                 stop_reason = StopReason.TIME_LIMIT
                 break
