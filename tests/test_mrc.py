@@ -286,7 +286,8 @@ def test_deleted_rows_keep_the_certificates_exact():
     X, y = _data(3000, 3, seed=5)
     clf = MRCCCG(n_max=20, **EXACT).fit(X, y)
     assert clf.n_lp_rows_ < clf.n_constraints_  # rows were deleted
-    assert clf.lower_ >= max(clf.lower_history_)
+    # the certificate's dual point is the generation's last, priced again: equal to rounding
+    assert clf.lower_ >= max(clf.lower_history_) - 1e-12
     assert np.all(np.array(clf.lower_history_) <= clf.upper_ + 1e-9)
     assert abs(clf.upper_ - _full_lp_R(clf, X, y)) < 1e-6
     assert clf.upper_ - clf.lower_ <= 1e-6

@@ -41,13 +41,15 @@ and the active features (columns ``mu1_j, mu2_j``, plus ``nu``) -- starts with o
 constraint per class (the average of that class's singleton rows, which keeps every restricted
 LP bounded: the class proportions are a feasible dual) and with all features (or, when there
 are more than ``m_max``, the ``m_max`` with the largest class-mean deviation). Each iteration
-re-solves it warm from the previous basis with the dual simplex, evaluates the most violated
-subset of *every* training sample, adds the ``n_max`` most violated constraints (violation >
-``eps1``) and, with column generation, the ``m_max`` features whose dual constraint
-``|F^T alpha - tau| <= lambda`` is violated by more than ``eps2`` (``alpha``: the negated row
-duals). Rows that have stayed inactive are deleted (:class:`~._rows.RowPool`). Every
-iterate is certified both ways: ``R(mu)``, evaluated exactly over all samples and subsets,
-and ``D``, the dual bound above over all features; ``lower_ = max D``. ``upper_`` is the
+re-solves it warm from the previous basis with the dual simplex (by the interior point
+method when the LP is wide and many rows are new: :meth:`ZeroOneProgram._method`), evaluates
+the most violated subset of *every* training sample, adds the ``n_max`` most violated
+constraints (violation > ``eps1``) and, with column generation, the ``m_max`` features whose
+dual constraint ``|F^T alpha - tau| <= lambda`` is violated by more than ``eps2``
+(``alpha``: the negated row duals). Rows that have stayed inactive are deleted
+(:class:`~._rows.RowPool`). Every iterate is certified both ways: ``R(mu)``, evaluated
+exactly over all samples and subsets, and ``D``, the dual bound above over all features;
+``lower_ = max D``. ``upper_`` is the
 smallest certified ``R`` found: of the iterates and, since ``R`` is convex, of points on the
 segment from the best point so far to each iterate that is worse than it
 (:func:`best_on_segment`; with many classes the first iterates overshoot far, ``R`` rising
@@ -62,8 +64,10 @@ the generation goes on; so on convergence ``R* in [lower_, upper_]`` and ``upper
 Box step (:mod:`._box`): every solve keeps ``mu`` in a box around the best iterate so far
 (not the best point of a segment: centered there, a 5-class fit on 10000 x 20
 ``make_classification`` took 14 iterations instead of 11, and 20 classes gained nothing),
-whose radius grows while the box binds; the generation never ends while it binds, and the
-certificates do not depend on it.
+whose radius grows while the box binds and the steps pay (``R`` falls by half what the LP
+model promised; or after a few steps in a row that did not); the generation never ends while
+it binds, and the certificates do not depend on it. The last solve's dual point
+(``CCGResult.dual_rows``) is the certificate's where it proves ``R*`` to its tolerance.
 
 The measurements behind this form (primal LP, dual simplex, row deletion, the box step) are in
 ``benchmarks/results/mrc_ccg_history.txt``.
@@ -106,6 +110,10 @@ class CCGResult:
     lp_solver: str = "highs"
     max_violation: float = 0.0
     stop_reason: str | None = None
+    #: ``(sample, Q, values, alpha, class_alpha)``: the rows weighted by the last solve's dual
+    #: and their weights (0-1 loss), the certificate's dual point where it proves enough, its
+    #: start otherwise (:func:`~._bounds.dual_point`'s ``seed``)
+    dual_rows: tuple | None = None
 
 
 def run_generation(program, max_iter: int, time_limit: float | None,
@@ -118,8 +126,8 @@ def run_generation(program, max_iter: int, time_limit: float | None,
     bound on ``R*`` from the last solve), ``extend(it, best, lower)`` (add what the last iterate
     violates, given the best iterate and bound so far; True when nothing is: converged),
     ``risk(mu)`` (``(R(mu), mu, nu)``), ``segment(mu0, mu1)`` (:func:`best_on_segment`) and
-    the fields ``max_violation``, ``n_constraints``, ``n_lp_rows``, ``active_features`` and
-    ``lp_solver`` of the result.
+    the fields ``max_violation``, ``n_constraints``, ``n_lp_rows``, ``active_features``,
+    ``lp_solver`` and ``dual_rows`` of the result.
 
     ``max_iter``, ``time_limit`` (seconds since ``t_start``, a :func:`time.perf_counter`
     value) and ``KeyboardInterrupt`` (Ctrl-C) stop the generation; the result is then the best
@@ -191,7 +199,7 @@ def run_generation(program, max_iter: int, time_limit: float | None,
         n_constraints=program.n_constraints, n_lp_rows=program.n_lp_rows,
         active_features=program.active_features,
         lp_solver=program.lp_solver, max_violation=program.max_violation,
-        stop_reason=stop_reason,
+        stop_reason=stop_reason, dual_rows=program.dual_rows,
     )
 
 
@@ -261,6 +269,11 @@ def best_on_segment(program, best, mu_new, n_eval: int = _SEGMENT_EVALUATIONS):
     return point if point[0] < best[0] else best
 
 
+#: LP columns (2 per active feature, and nu) from which a solve after many new rows is by
+#: the interior point method (:meth:`ZeroOneProgram._method`)
+_IPM_COLUMNS = 2000
+
+
 class ZeroOneProgram:
     """The persistent restricted LP of the 0-1 MRC (module docstring), as
     :func:`run_generation` steps it: its columns are ``nu`` and ``mu1, mu2`` of the active
@@ -292,6 +305,8 @@ class ZeroOneProgram:
         self.rows = RowPool(self.lp, data.centroids, self.active, data.B, data.sparse)
         self.n_constraints = data.K
         self.max_violation = np.inf
+        self._new_rows = 0  # rows added since the last solve
+        self.dual_rows = None
         self._segment_start = None  # (mu0, its scores) of the last segment
 
     def _initial_features(self) -> np.ndarray:
@@ -325,9 +340,18 @@ class ZeroOneProgram:
         ev = self._evaluate(mu)
         return ev.R, mu, ev.nu
 
+    def _method(self) -> str:
+        """The LP method of the next solve: the interior point method for a wide LP after
+        many new rows, where the dual simplex needs thousands of pivots even from the previous
+        basis; the warm dual simplex otherwise (measured on a restricted LP of 20 classes, 64
+        features, 900 rows: 5.3 s by IPM, 15.5 s by the warm dual simplex; of 10 classes:
+        about equal)."""
+        wide = self.lp.n_cols >= _IPM_COLUMNS and self.lp.n_rows >= _IPM_COLUMNS // 4
+        return "ipm" if wide and self._new_rows >= self.n_max // 2 else "dual"
+
     def solve(self, it, remaining):
         self.box.apply(self.lp, self.active)
-        res = self.lp.solve("dual", time_limit=remaining)
+        res = self.lp.solve(self._method(), time_limit=remaining)
         if res.time_limit_reached:
             return None
         if not res.optimal:
@@ -358,8 +382,10 @@ class ZeroOneProgram:
         """The row duals priced over every feature: a rigorous bound on ``R*``, and per
         feature the violation of its dual constraint ``|F^T alpha - tau| <= lambda``."""
         data = self.data
-        bound, self.excess = dual_lower_bound(self.rows.U, self.rows.M, -self.res.row_dual,
-                                              data.tau, data.lam, data.zero_tol, data.B)
+        alpha = -self.res.row_dual
+        bound, self.excess = dual_lower_bound(self.rows.U, self.rows.M, alpha, data.tau,
+                                              data.lam, data.zero_tol, data.B)
+        self.dual_rows = self.rows.dual_rows(alpha)
         return bound
 
     def _subsets(self, block):
@@ -391,7 +417,7 @@ class ZeroOneProgram:
 
     def extend(self, it, best, lower) -> bool:
         res, ev = self.res, self.ev
-        self.box.update(res, best[1], self.tol)
+        self.box.update(res, ev.R, best, self.tol)
         # the n_max most violated samples (ties: lowest index), with their subsets
         viol = ev.g - res.x[0]
         self.max_violation = float(viol.max())
@@ -413,6 +439,7 @@ class ZeroOneProgram:
             return not self.box.binds
         if len(new_feats):
             self._add_features(new_feats)
+        self._new_rows = len(new_idx)
         if new_idx:
             self.rows.add(self.data.Psi[np.asarray(new_idx)], np.asarray(new_M), new_keys,
                           self.active)

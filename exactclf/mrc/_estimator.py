@@ -439,12 +439,14 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         if self.time_limit is not None:
             deadline = min(deadline, t0 + self.time_limit)
         try:
-            point = self._final_dual_point(t0, deadline=deadline)
+            point = self._final_dual_point(t0, deadline=deadline, seed=res.dual_rows,
+                                           upper=res.upper)
         except KeyboardInterrupt:  # the model stands; its bound falls back to the class
             # averages' (the policy of exactclf._fit_guard: the best model, with a warning)
             warn("MRCCCG interrupted while pricing its dual bound: lower_ is the "
                  "class-average rows' bound", RuntimeWarning)
-            point = self._final_dual_point(t0, deadline=time.perf_counter())
+            point = self._final_dual_point(t0, deadline=time.perf_counter(),
+                                           seed=res.dual_rows, upper=res.upper)
             stop_reason = StopReason.INTERRUPTED
         rtol = 10.0 * (self.eps1 + self.tol)
         witness = self._witness(point, kept)
@@ -504,15 +506,18 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
             )
 
-    def _final_dual_point(self, t0: float, deadline: float | None = None) -> DualPoint:
+    def _final_dual_point(self, t0: float, deadline: float | None = None, seed=None,
+                          upper: float = np.inf) -> DualPoint:
         """The certificate's dual point (:func:`~._bounds.dual_point`): column generation on
         the dual over all rows, from the rows most violated at the returned ``mu``, to within
         ``(eps1 + tol) / 10`` of ``R*``, within the ``time_limit`` counted from ``t0`` (or by
-        ``deadline``).
+        ``deadline``), starting from the dual point ``seed`` as well (``dual_rows`` of
+        :class:`~._ccg.CCGResult`), which is the result where it proves ``upper - tol``.
 
-        The generation keeps no dual point over all features (its rows are deleted as it goes
-        and its duals price features it left out); the rows most violated at a nearly optimal
-        ``mu`` carry a nearly optimal dual point, so few rounds follow.
+        At convergence the generation's last dual point usually proves ``R*`` already; where
+        not (a stopped generation; column generation, whose duals price features it left
+        out), the rows most violated at a nearly optimal ``mu`` and the seed's carry a nearly
+        optimal dual point, so few rounds follow.
         """
         Psi_s, y_idx, weight, tau_s, lam_s, mu_s = self._training_
         K = len(self.classes_)
@@ -522,7 +527,8 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         # vertex is rounding far below this (as in the generation)
         return dual_point(Psi_s, y_idx, K, tau_s, lam_s, V, loss=self.loss,
                           tol=0.1 * (self.eps1 + self.tol), sample_weight=weight,
-                          embedding=self.label_embedding_, zero_tol=1e-12,
+                          embedding=self.label_embedding_, zero_tol=1e-12, seed=seed,
+                          upper=upper,
                           deadline=deadline if deadline is not None or self.time_limit is None
                           else t0 + self.time_limit)
 

@@ -135,6 +135,7 @@ class LogProgram:
     :func:`mrc_log_ccg`."""
 
     lp_solver = "clarabel"
+    dual_rows = None  # the final dual point starts from the rows most violated at mu alone
 
     def __init__(self, data: TrainingSet, *, eps1: float, n_max: int, tol: float,
                  verbose: int = 0):

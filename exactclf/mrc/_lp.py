@@ -165,10 +165,14 @@ class HighsLP:
 
     def solve(self, method: str | None = None, time_limit: float | None = None) -> LPResult:
         """Re-solve from the current basis; ``method`` ``"primal"`` / ``"dual"`` picks the
-        simplex variant (``None``: HiGHS' choice); ``time_limit`` (seconds) bounds this solve
-        (None: the limit given at construction)."""
+        simplex variant (``None``: HiGHS' choice), ``"ipm"`` the interior point method with
+        crossover to a basis (which ignores the current one); ``time_limit`` (seconds) bounds
+        this solve (None: the limit given at construction)."""
         h = self._h
-        if method is not None:
+        h.setOptionValue("solver", {None: "choose", "ipm": "ipm"}.get(method, "simplex"))
+        if method == "ipm":  # the basis tells which rows are inactive (and warm-starts later)
+            h.setOptionValue("run_crossover", "on")
+        if method in ("primal", "dual"):
             h.setOptionValue("simplex_strategy", 4 if method == "primal" else 1)
         limit = self._time_limit if time_limit is None else max(float(time_limit), 1e-3)
         # HiGHS compares its limit with the run time accumulated over every run of the object
@@ -308,7 +312,7 @@ class GurobiLP:
         gp = self._gp
         m = self._m
         if method is not None:
-            m.Params.Method = 0 if method == "primal" else 1
+            m.Params.Method = {"primal": 0, "dual": 1, "ipm": 2}[method]
         limit = self._time_limit if time_limit is None else max(float(time_limit), 1e-3)
         m.Params.TimeLimit = gp.GRB.INFINITY if limit is None else float(limit)
         try:

@@ -152,6 +152,20 @@ class RowPool:
         self.keys.extend(keys)
         self.age = np.r_[self.age, np.zeros(U.shape[0], dtype=np.int64)]
 
+    def dual_rows(self, alpha):
+        """The rows weighted by ``alpha`` (one weight per row, clipped at 0 and normalized):
+        ``(sample, Q, values, weight, class_weight)``, the sample rows' samples, label
+        distributions (uniform on the subset), values ``1 - 1/|C|`` and weights, and the class
+        rows' weights."""
+        alpha = np.maximum(alpha, 0.0)
+        alpha = alpha / max(alpha.sum(), np.finfo(float).tiny)  # the LP's sum is 1 to rounding
+        K = self.M.shape[1]
+        chosen = K + np.flatnonzero(alpha[K:] > 0.0)
+        sizes = self.M[chosen].sum(axis=1)
+        sample = np.array([self.keys[r][0] for r in chosen], dtype=np.int64)
+        return (sample, self.M[chosen] / sizes[:, None], 1.0 - 1.0 / sizes, alpha[chosen],
+                alpha[:K])
+
     def new_rows(self, samples, subsets, n_max: int):
         """The first ``n_max`` rows (sample of ``samples``, its subset) not in the LP; returns
         their samples, masks and keys, which count as in the LP from now on. ``subsets(block)``
