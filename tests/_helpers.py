@@ -94,3 +94,15 @@ def assert_verifies(model, X, y, w=None):
     assert Certificate.from_dict(d) == cert
     assert verify(model, X, y, w, certificate=d).ok
     return report
+
+
+def ctrl_c_after_first(solve_blocks):
+    """``exactclf._partition.solve_blocks`` with Ctrl-C (``KeyboardInterrupt``) right after
+    its first result: a partition bound interrupted while its blocks are searched."""
+
+    def interrupted(jobs, n_jobs=None):
+        for got in solve_blocks(jobs, n_jobs):
+            yield got
+            raise KeyboardInterrupt
+
+    return interrupted

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-from _helpers import brute_force_min01, random_instance
+from _helpers import brute_force_min01, ctrl_c_after_first, random_instance
 
+from exactclf._partition import error_blocks
 from exactclf.linear import _bounds
 from exactclf.linear._bounds import (
     conflict_bound,
@@ -138,3 +139,64 @@ def test_cover_bound_interrupt_warns_and_keeps_proven_bound(monkeypatch):
         res = lower_bound(Z, wpos, wneg, time_limit=5.0)
     assert res.interrupted and not res.method.startswith("partition")  # not started
     _assert_valid(res, wpos, wneg, opt)
+
+
+def _plane_labeling(rng, Z):
+    """A realizable labeling: the positive side of a random hyperplane."""
+    return Z @ rng.normal(size=Z.shape[1]) + rng.normal() > 0
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("seed", range(8))
+def test_partition_around_errors_against_brute_force(seed, n_jobs):
+    """Partitions grown around a labeling's errors, searched on one or two workers: never
+    above the brute-force optimum, with conflicting duplicates and real weights, and the
+    same blocks (so the same bound, every block being solved) whatever ``n_jobs``."""
+    rng = np.random.default_rng(80 + seed)
+    Z, wpos, wneg = random_instance(rng, KINDS[seed % 4], int(rng.integers(5, 11)),
+                                    1 + seed % 3)
+    wneg = wneg * rng.uniform(0.5, 2.0, len(wneg))
+    opt = brute_force_min01(Z, wpos, wneg)
+    incumbent = _plane_labeling(rng, Z)
+    for size in (2, 3, 5):
+        for r in range(3):  # error-grown and spatial partitions
+            kw = dict(block_size=size, incumbent=incumbent, random_state=r, time_limit=30)
+            lb = partition_bound(Z, wpos, wneg, n_jobs=n_jobs, **kw)
+            _assert_valid(lb, wpos, wneg, opt)
+            serial = partition_bound(Z, wpos, wneg, n_jobs=1, **kw)
+            assert (lb.value, lb.method) == (serial.value, serial.method)
+    _assert_valid(lower_bound(Z, wpos, wneg, time_limit=1.0, incumbent=incumbent,
+                              n_jobs=n_jobs), wpos, wneg, opt)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_partition_interrupted_between_blocks_keeps_what_is_proven(monkeypatch, n_jobs):
+    """Ctrl-C while the blocks are searched (on the workers or here): the blocks not back
+    count with their conflicting duplicates, the bound stays valid and says so."""
+    Z, wpos, wneg = _noisy(8)
+    opt = solve_min01(Z, wpos, wneg).value
+    monkeypatch.setattr(_bounds, "solve_blocks", ctrl_c_after_first(_bounds.solve_blocks))
+    with pytest.warns(UserWarning, match="interrupted"):
+        res = partition_bound(Z, wpos, wneg, block_size=10, n_jobs=n_jobs,
+                              incumbent=Z[:, 0] > 0)
+    assert res.interrupted
+    _assert_valid(res, wpos, wneg, opt)
+
+
+def test_error_blocks_partition_the_points():
+    """Every point in exactly one block; the blocks grown around errors hold at most
+    ``size`` points, the nearest to their first error."""
+    rng = np.random.default_rng(1)
+    for d in (1, 2, 3):
+        Z = rng.normal(size=(97, d))
+        errors = rng.random(97) < 0.2
+        for size in (1, 5, 30, 200):
+            blocks = error_blocks(Z, errors, size, rng)
+            together = np.sort(np.concatenate(blocks))
+            np.testing.assert_array_equal(together, np.arange(97))
+            grown = [b for b in blocks if errors[b[0]]]
+            assert errors[np.concatenate(grown)].sum() == errors.sum()
+            for b in grown:
+                assert len(b) <= size
+                dist = ((Z[b] - Z[b[0]]) ** 2).sum(axis=1)
+                assert np.all(np.diff(dist) >= 0)

@@ -9,14 +9,15 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import random_instance
+from _helpers import ctrl_c_after_first, random_instance
 from sklearn.exceptions import ConvergenceWarning
 from test_deepice import _brute_force_union, _counting_kernel, _errors
 
 from exactclf import DeepICEMaxoutClassifier
+from exactclf._partition import error_blocks
 from exactclf._search import ChunkResult, run_search
 from exactclf.linear._bounds import LowerBound
-from exactclf.maxout import _coreset, _deepice, _portfolio
+from exactclf.maxout import _bounds, _coreset, _deepice, _portfolio
 from exactclf.maxout._bounds import partition_bound, spatial_blocks
 from exactclf.maxout._coreset import CoresetResult, coreset_union
 from exactclf.maxout._exact import (
@@ -53,10 +54,11 @@ def test_spatial_blocks_partition_the_points():
     for d in (1, 2, 3):
         Z = rng.normal(size=(101, d))
         for size in (1, 7, 30, 200):
-            blocks = spatial_blocks(Z, size, rng)
-            together = np.sort(np.concatenate(blocks))
-            np.testing.assert_array_equal(together, np.arange(101))
-            assert max(len(b) for b in blocks) <= max(size, 1) + 2
+            for blocks in (spatial_blocks(Z, size, rng),
+                           error_blocks(Z, rng.random(101) < 0.3, size, rng)):
+                together = np.sort(np.concatenate(blocks))
+                np.testing.assert_array_equal(together, np.arange(101))
+                assert max(len(b) for b in blocks) <= max(size, 1) + 2
 
 
 @pytest.mark.parametrize("seed", range(16))
@@ -333,3 +335,39 @@ def test_one_hyperplane_reports_the_linear_bounds():
     assert clf.lower_bound_method_ == "linear"
     assert 0 < clf.lower_bound_ <= optimum.training_errors_ <= clf.training_errors_
     assert clf.training_errors_ == (clf.predict(X) != y).sum()
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("seed", range(8))
+def test_parallel_partition_bound_never_exceeds_the_optimum(seed, n_jobs):
+    """Partitions (grids and blocks grown around a network's errors) searched on one or
+    two workers, with conflicting duplicates and heavier points: never above the
+    brute-force optimum, and the same blocks, so the same bound (every block solved),
+    whatever ``n_jobs``."""
+    rng, Z, wpos, wneg = _instance(200 + seed)
+    for K in (1, 2):
+        for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+            best = _brute_force_union(Z, want_w, other_w, K)
+            planes = [(rng.normal(size=Z.shape[1]), rng.normal()) for _ in range(K)]
+            for size in (2, 3):
+                for r in range(3):
+                    kw = dict(time_limit=30, planes=planes, block_size=size, random_state=r,
+                              max_partitions=1)
+                    lb = partition_bound(Z, want_w, other_w, K, n_jobs=n_jobs, **kw)
+                    assert float(np.minimum(want_w, other_w).sum()) <= lb.value <= best
+                    serial = partition_bound(Z, want_w, other_w, K, n_jobs=1, **kw)
+                    assert (lb.value, lb.method) == (serial.value, serial.method)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_partition_interrupted_between_blocks_keeps_what_is_proven(monkeypatch, n_jobs):
+    """Ctrl-C while a partition's blocks are searched: the blocks not back count with
+    their conflicting duplicates, and the bound stays valid and says so."""
+    X, y = _noisy_disk(5, 60, 0.5)
+    Z, want = X, (y == 1).astype(float)
+    best = exact_union(Z, want, 1 - want, 2).value
+    monkeypatch.setattr(_bounds, "solve_blocks", ctrl_c_after_first(_bounds.solve_blocks))
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        lb = partition_bound(Z, want, 1 - want, 2, time_limit=30, block_size=8,
+                             n_jobs=n_jobs)
+    assert lb.interrupted and 0 <= lb.value <= best

@@ -9,6 +9,8 @@ at most the optimum, and the name of the method that proved it.
   optima is at most the optimum (the optimal classifier's errors split over the blocks, and
   on each block they are at least that block's optimum). A block solved to completion
   contributes its optimum; a block stopped by its budget contributes its own proven bound.
+  Blocks are nearby points, or grown around a known labeling's errors, and are searched in
+  parallel (:mod:`exactclf._partition`).
 - ``cover_bound``: irreducible infeasible subsystems (IISs, see :mod:`._iis`) each force
   one error. Disjoint IISs give a packing bound (the sum of their cheapest points); the LP
   relaxation of the cover over all IISs found, strengthened by cutting planes, gives another;
@@ -26,6 +28,8 @@ import numpy as np
 
 from .._certificate import StopReason
 from .._geometry import affine_frame
+from .._partition import error_blocks, solve_blocks, spatial_blocks
+from .._resources import effective_workers
 from .._warnings import warn
 from ._iis import CoverModel, IISProblem, peel, solve_iis_cover
 from ._min01 import search_size, solve_min01
@@ -70,18 +74,65 @@ def _block_size(n: int, dim: int, seconds: float) -> int:
     return max(m, min(n, dim + 2))
 
 
-def _block_bound(Z, wpos, wneg, seconds: float, solver: str) -> tuple[float, bool, bool]:
-    """Proven lower bound on one block's optimum, whether it is the optimum, and whether
-    Ctrl-C stopped the block's solver."""
+def _block_bound(Z, wpos, wneg, until: float, solver: str,
+                 incumbent=None) -> tuple[float, bool, bool]:
+    """Proven lower bound on one block's optimum (searched until ``until``, a
+    ``time.time()`` value: a worker may start the block late), whether it is the optimum,
+    and whether Ctrl-C stopped the block's solver; ``incumbent``, the block's labeling by a
+    known classifier, is the enumeration's first bound."""
+    seconds = until - time.time()
+    if seconds <= 0:
+        return float(np.minimum(wpos, wneg).sum()), False, False
     dim = affine_frame(Z).dim
     if solver == "auto":
         solver = "ice" if search_size(len(Z), dim) <= seconds * _ICE_RATE else "iis"
     if solver == "ice":
-        res = solve_min01(Z, wpos, wneg, time_limit=seconds)
+        res = solve_min01(Z, wpos, wneg, incumbent=incumbent, time_limit=seconds)
         value = res.value if res.complete else float(np.minimum(wpos, wneg).sum())
         return value, res.complete, res.stop_reason == StopReason.INTERRUPTED
-    res = solve_iis_cover(Z, wpos, wneg, time_limit=seconds)
+    res = solve_iis_cover(Z, wpos, wneg, incumbent=incumbent, time_limit=seconds)
     return res.lower_bound, res.complete, res.stop_reason == StopReason.INTERRUPTED
+
+
+def _partition_sum(Z, wpos, wneg, blocks, incumbent, *, deadline: float, solver: str,
+                   n_jobs) -> tuple[float, int, bool]:
+    """One partition's bound: the sum of its blocks' proven bounds (searched on ``n_jobs``
+    workers, each block in its share of the time left until ``deadline``, a
+    ``time.perf_counter()`` value), the blocks solved, and whether Ctrl-C stopped it.
+
+    A block not started by the deadline, or left running by Ctrl-C, counts with its
+    conflicting duplicates; so does one where the ``incumbent`` labeling errs only on them,
+    which is then its optimum, proven without a search.
+    """
+    bounds = [float(np.minimum(wpos[b], wneg[b]).sum()) for b in blocks]
+    if incumbent is None:
+        search = list(range(len(blocks)))
+    else:
+        cost = np.where(incumbent, wneg, wpos)
+        search = [k for k, b in enumerate(blocks) if cost[b].sum() > bounds[k]]
+    state = {"solved": len(blocks) - len(search), "interrupted": False}
+    workers = effective_workers(n_jobs)
+
+    def jobs():
+        for i, k in enumerate(search):
+            left = deadline - time.perf_counter()
+            if left <= 0 or state["interrupted"]:
+                return
+            # the time left, shared by the blocks not started, ``workers`` at a time
+            seconds = max(min(left, left * workers / (len(search) - i)), 1e-3)
+            block = blocks[k]
+            yield k, _block_bound, (Z[block], wpos[block], wneg[block], time.time() + seconds,
+                                    solver, None if incumbent is None else incumbent[block])
+
+    try:
+        for k, (value, complete, interrupted) in solve_blocks(jobs(), n_jobs):
+            bounds[k] = value
+            state["solved"] += complete
+            state["interrupted"] = state["interrupted"] or interrupted
+    except KeyboardInterrupt:  # blocks still running count with their conflicts
+        warn("partition_bound interrupted: returning the bound proven so far", UserWarning)
+        state["interrupted"] = True
+    return float(sum(bounds)), state["solved"], state["interrupted"]
 
 
 def partition_bound(
@@ -92,10 +143,12 @@ def partition_bound(
     time_limit: float = 5.0,
     block_size: int | None = None,
     solver: str = "auto",
+    incumbent: np.ndarray | None = None,
     random_state: int | np.random.Generator | None = 0,
+    n_jobs: int | None = None,
 ) -> LowerBound:
-    """Sum of the exact optima of the blocks of random partitions of the points (the best
-    of the partitions tried within ``time_limit``).
+    """Sum of the exact optima of the blocks of partitions of the points into nearby points
+    (the best of the partitions tried within ``time_limit``).
 
     Parameters
     ----------
@@ -103,15 +156,23 @@ def partition_bound(
     wpos, wneg : (n,) weights of the positive / negative samples at each point.
     time_limit : float
         Seconds for all partitions together. Blocks stopped by their share still count
-        with their own proven bound.
+        with their own proven bound; blocks not started by then, with their conflicting
+        duplicates.
     block_size : int, optional
         Points per block. Default: the largest size whose enumeration would take a
         twentieth of the budget; later partitions use larger blocks while time is left.
     solver : {"auto", "ice", "iis"}
         Exact solver of the blocks: enumeration (:func:`solve_min01`), the IIS cover
         (:func:`solve_iis_cover`), or whichever the block's size suggests.
+    incumbent : (n,) bool array, optional
+        A realizable labeling (e.g. the best known classifier's): half of the partitions
+        (drawn at random) are grown around its errors
+        (:func:`~exactclf._partition.error_blocks`), and it starts each block's search.
     random_state : int, Generator or None
-        Seeds the partitions.
+        Seeds the partitions: the same blocks whatever ``n_jobs``.
+    n_jobs : int, optional
+        Workers searching a partition's blocks (joblib's convention; see
+        :func:`~exactclf._partition.solve_blocks`).
 
     Examples
     --------
@@ -132,29 +193,26 @@ def partition_bound(
     best = conflict_bound(wpos, wneg)
     if n == 0 or dim == 0:
         return best
-    # small blocks first (a bound soon), then larger ones (a better bound) while time is left
+    errors = None
+    if incumbent is not None:
+        incumbent = np.asarray(incumbent, dtype=bool)
+        errors = np.where(incumbent, wneg, wpos) > np.minimum(wpos, wneg)
+    # small blocks first (a bound soon), then larger ones (a better bound) while time is
+    # left: the same sizes whatever the workers, which only reach larger ones sooner
     m = block_size or _block_size(n, dim, 0.05 * time_limit)
     interrupted = False
     while not interrupted:
-        left = time_limit - (time.perf_counter() - t0)
-        if left <= 0:
+        if time.perf_counter() - t0 >= time_limit:
             break
-        order = rng.permutation(n)
-        n_blocks = math.ceil(n / m)
-        blocks = np.array_split(order, n_blocks)
-        # blocks left unsolved (after Ctrl-C) count with their conflicting duplicates
-        bounds = [float(np.minimum(wpos[b], wneg[b]).sum()) for b in blocks]
-        n_done = 0
-        for k, block in enumerate(blocks):
-            share = max(time_limit - (time.perf_counter() - t0), 1e-3) / (n_blocks - k)
-            bounds[k], complete, interrupted = _block_bound(
-                Z[block], wpos[block], wneg[block], share, solver)
-            n_done += complete
-            if interrupted:
-                break
-        total = float(sum(bounds))
+        if errors is not None and rng.random() < 0.5:
+            blocks = error_blocks(Z, errors, m, rng)
+        else:
+            blocks = spatial_blocks(Z, m, rng)
+        total, n_done, interrupted = _partition_sum(
+            Z, wpos, wneg, blocks, incumbent, deadline=t0 + time_limit, solver=solver,
+            n_jobs=n_jobs)
         if total > best.value:
-            best = LowerBound(total, f"partition ({n_done}/{n_blocks} blocks of ~{m} "
+            best = LowerBound(total, f"partition ({n_done}/{len(blocks)} blocks of ~{m} "
                                      f"points solved)")
         if block_size is not None or m >= n:
             break
@@ -238,11 +296,14 @@ def lower_bound(
     wneg: np.ndarray,
     *,
     time_limit: float = 5.0,
+    incumbent: np.ndarray | None = None,
     random_state: int | np.random.Generator | None = 0,
+    n_jobs: int | None = None,
 ) -> LowerBound:
     """The best of the bounds of this module within ``time_limit`` seconds (the IIS cover
     bounds get a third of it, the partition bound the rest; two thirds and one third from
-    dimension 5 on, where the blocks the enumeration can solve are small).
+    dimension 5 on, where the blocks the enumeration can solve are small). ``incumbent``
+    and ``n_jobs``: see :func:`partition_bound`.
 
     Examples
     --------
@@ -263,7 +324,8 @@ def lower_bound(
     if not best.interrupted:
         left = time_limit - (time.perf_counter() - t0)
         second = partition_bound(Z, wpos, wneg, time_limit=max(left, 1e-3),
-                                 random_state=random_state)
+                                 incumbent=incumbent, random_state=random_state,
+                                 n_jobs=n_jobs)
         best = max(best, second, key=lambda b: b.value)
     best.elapsed = time.perf_counter() - t0
     return best

@@ -333,7 +333,8 @@ def solve_portfolio(
         elapsed = time.perf_counter() - t0
         seconds = (reserve if time_limit is not None else
                    min(max(0.1 * elapsed, _BOUND_SECONDS_MIN), _BOUND_SECONDS_MAX))
-        quick = lower_bound(Z, wpos, wneg, time_limit=max(seconds, 1e-3))
+        quick = lower_bound(Z, wpos, wneg, time_limit=max(seconds, 1e-3),
+                            incumbent=best_pos, n_jobs=n_jobs)
         if quick.value > bound.value:
             bound, local_cuts = quick, None
         if quick.interrupted:

@@ -8,10 +8,11 @@ each point, which no classifier avoids), never with the best union its search fo
 
 Blocks of nearby points bound best: classes that overlap in a region force errors in the
 block that holds the region, while a random block of scattered points is easy to fit. The
-blocks here are cells of a grid along random directions of the (standardized) points: sort
-along one direction into slabs, each slab along a second direction into cells, all of about
-the same number of points. Several grids are tried, with growing blocks while the budget
-lasts, and the best sum is kept.
+blocks here are either cells of a grid along random directions of the (standardized) points
+(:func:`~exactclf._partition.spatial_blocks`) or, given a network, balls grown around its
+errors (:func:`~exactclf._partition.error_blocks`), a random choice per partition. Several
+partitions are tried, with growing blocks while the budget lasts, and the best sum is kept;
+a partition's blocks are searched in parallel (:func:`~exactclf._partition.solve_blocks`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import numpy as np
 from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._geometry import affine_frame
+from .._partition import error_blocks, solve_blocks, spatial_blocks
+from .._resources import effective_workers
 from .._warnings import warn
 from ..linear._bounds import LowerBound, conflict_bound
 from ._exact import exact_union, union_on
@@ -62,26 +65,6 @@ class PartitionBound(LowerBound):
     block_seconds: float = math.inf
 
 
-def spatial_blocks(Z: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """A partition of the rows of ``Z`` into blocks of about ``size`` nearby points: slabs
-    along a random direction, each cut into cells along a second one (in 1-D, intervals)."""
-    n, d = Z.shape
-    n_blocks = max(1, math.ceil(n / size))
-    u = rng.normal(size=d)
-    order = np.argsort(Z @ u, kind="stable")
-    if d < 2 or n_blocks < 4:
-        return np.array_split(order, n_blocks)
-    n_slabs = max(1, round(math.sqrt(n_blocks)))
-    v = rng.normal(size=d)
-    v -= (v @ u) / (u @ u) * u  # across the slabs
-    blocks = []
-    for slab, k in zip(np.array_split(order, n_slabs),
-                       np.array_split(np.arange(n_blocks), n_slabs), strict=True):
-        cells = slab[np.argsort(Z[slab] @ v, kind="stable")]
-        blocks.extend(np.array_split(cells, max(1, len(k))))
-    return [b for b in blocks if len(b)]
-
-
 def _log_tuples(m: int, dim: int, K: int) -> float:
     """log10 of the K-tuples of candidate half-spaces of ``m`` points in ``dim``-D."""
     subsets = 2 * n_combinations(m, dim) + 2
@@ -97,45 +80,91 @@ def _first_size(n: int, dim: int, K: int, limit: float) -> int:
     return min(m, n)
 
 
-def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadline,
-                   block_seconds, dim) -> tuple[float, int, int, bool]:
-    """One partition's bound: the sum of its blocks' proven optima, the blocks searched and
-    solved, and whether Ctrl-C stopped a block search.
+def _block_optimum(Z, want_w, other_w, K, cap, until) -> tuple[float, bool, bool]:
+    """One block's proven bound (its optimum below ``cap`` if its search completes by
+    ``until``, a ``time.time()`` value: a worker may start the block late; else its
+    conflicting duplicates), whether it is the optimum, and whether Ctrl-C stopped the
+    search (on a worker: the function joblib ships)."""
+    seconds = until - time.time()
+    if seconds <= 0:
+        return conflict_bound(want_w, other_w).value, False, False
+    res = exact_union(Z, want_w, other_w, K, upper_bound=cap, time_limit=seconds)
+    if res.complete:
+        return min(res.value, cap), True, False
+    return (conflict_bound(want_w, other_w).value, False,
+            res.stop_reason == StopReason.INTERRUPTED)
 
-    A block not solved counts with its conflicting duplicates, as do the blocks after the
-    sum proves ``target``, after the ``deadline`` (a ``time.perf_counter()`` value) or a
-    block whose family alone would outlast it. ``inside`` (a network's union, or None)
-    caps each block's search at that network's errors there, plus one, and gives ``-inf``
-    as soon as the sum can no longer exceed ``beat``.
+
+@dataclass
+class _Sums:
+    """A partition's blocks as their searches come back: each block's proven bound (its
+    conflicting duplicates until its search completes) and the counts of the blocks searched
+    and solved (by a search, or without one where the network errs only on conflicts)."""
+
+    bounds: list
+    searched: int = 0
+    solved: int = 0
+    searched_solved: int = 0
+    hopeless: bool = False  # the partition cannot beat the bound known
+    interrupted: bool = False
+
+
+def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadline,
+                   block_seconds, dim, n_jobs=None) -> _Sums:
+    """One partition's blocks searched on ``n_jobs`` workers (:class:`_Sums`).
+
+    A block not solved counts with its conflicting duplicates, as do the blocks not started
+    once the sum proves ``target``, after the ``deadline`` (a ``time.perf_counter()``
+    value) or when a block's family alone would outlast it. ``inside`` (a network's union,
+    or None) caps each block's search at that network's errors there, plus one, settles the
+    blocks where it errs only on conflicting duplicates, and stops the partition
+    (``hopeless``) as soon as its sum can no longer exceed ``beat``. Ctrl-C while the
+    blocks are searched keeps what was proven (``interrupted``).
     """
-    total, solved, searched = 0.0, 0, 0
-    # what each block can still add at most (its optimum is at most the heuristic's
-    # errors there): a partition that cannot beat the best sum is dropped early
+    floor = [conflict_bound(want_w[b], other_w[b]).value for b in blocks]
+    # what each block can still add at most (its optimum is at most the network's errors
+    # there): a partition that cannot beat the best sum is dropped early
     ceiling = ([float(other_w[b][inside[b]].sum() + want_w[b][~inside[b]].sum())
                 for b in blocks] if inside is not None else None)
-    floor = [conflict_bound(want_w[b], other_w[b]).value for b in blocks]
-    for k, block in enumerate(blocks):
-        if ceiling is not None and total + sum(ceiling[k:]) <= beat:
-            return -np.inf, searched, solved, False
-        left = deadline - time.perf_counter()
-        # already a proof of the target, or out of time: the rest count with their conflicts
-        if (total + sum(floor[k:]) >= target or left <= 0
-                or n_combinations(len(block), dim) > left * PLANE_RATE):
-            return total + sum(floor[k:]), searched, solved, False
-        # the heuristic's errors on the block, plus one: a cap that keeps the optimum
-        cap = np.inf if ceiling is None else ceiling[k] + 1
-        res = exact_union(Z[block], want_w[block], other_w[block], K, upper_bound=cap,
-                          time_limit=min(left, max(_MIN_BLOCK_SECONDS,
-                                                   _BLOCK_SLACK * block_seconds)))
-        searched += 1
-        if res.complete:
-            total += min(res.value, cap)
-            solved += 1
-        else:
-            total += floor[k]
-        if res.stop_reason == StopReason.INTERRUPTED:
-            return total + sum(floor[k + 1:]), searched, solved, True
-    return total, searched, solved, False
+    sums = _Sums(list(floor))
+    done = [False] * len(blocks)
+
+    def jobs():
+        # read the results so far (possibly from joblib's dispatching thread) before each
+        # block starts; the target and ``beat`` end a partition only once its outcome is
+        # settled (the target reached; no better than the bound known), so whatever the
+        # workers' order, the sum depends on timing only through the blocks a deadline cut
+        for k, block in enumerate(blocks):
+            if ceiling is not None and ceiling[k] <= floor[k]:  # the network's errors are
+                done[k] = True  # the conflicts: the block's optimum, proven without a search
+                sums.solved += 1
+                continue
+            if ceiling is not None and sum(sums.bounds[j] if done[j] else ceiling[j]
+                                           for j in range(len(blocks))) <= beat:
+                sums.hopeless = True
+                return
+            left = deadline - time.perf_counter()
+            if (sum(sums.bounds) >= target or left <= 0 or sums.interrupted
+                    or n_combinations(len(block), dim) > left * PLANE_RATE):
+                return
+            # the network's errors on the block, plus one: a cap that keeps the optimum
+            cap = np.inf if ceiling is None else ceiling[k] + 1
+            sums.searched += 1
+            seconds = min(left, max(_MIN_BLOCK_SECONDS, _BLOCK_SLACK * block_seconds))
+            yield k, _block_optimum, (Z[block], want_w[block], other_w[block], K, cap,
+                                      time.time() + seconds)
+
+    try:
+        for k, (value, complete, interrupted) in solve_blocks(jobs(), n_jobs):
+            sums.bounds[k], done[k] = value, True
+            sums.solved += complete
+            sums.searched_solved += complete
+            sums.interrupted = sums.interrupted or interrupted
+    except KeyboardInterrupt:  # blocks still running count with their conflicts
+        warn("Deep-ICE partition bound interrupted: returning the bound proven so far",
+             RuntimeWarning)
+        sums.interrupted = True
+    return sums
 
 
 def partition_bound(
@@ -151,6 +180,7 @@ def partition_bound(
     target: float = np.inf,
     block_size: int | None = None,
     max_partitions: int | None = None,
+    n_jobs: int | None = None,
 ) -> PartitionBound:
     """The best partition bound (see the module docstring) found within ``time_limit``.
 
@@ -165,9 +195,10 @@ def partition_bound(
         and counts with its conflicting duplicates.
     planes : list of (a, b), optional
         A network of this polarity (e.g. a heuristic's): its errors on a block, plus one,
-        cap the block's search, which then proves the block's optimum sooner.
+        cap the block's search, which then proves the block's optimum sooner; half of the
+        partitions (drawn at random) are grown around its errors.
     random_state : int, Generator or None
-        Seeds the grid directions.
+        Seeds the partitions: the same blocks whatever ``n_jobs``.
     start : PartitionBound, optional
         A bound already known (returned if no partition beats it); partitions start at its
         ``size`` (the first call: blocks whose search has about 2e7 K-tuples).
@@ -179,6 +210,9 @@ def partition_bound(
         Return after this many partitions (the result's ``size`` is where the next call
         goes on: grown when the next partition is predicted to fit in what is left of
         ``time_limit``).
+    n_jobs : int, optional
+        Workers searching a partition's blocks (joblib's convention; see
+        :func:`~exactclf._partition.solve_blocks`).
 
     Returns
     -------
@@ -200,16 +234,24 @@ def partition_bound(
                           0 if start is None else start.size)
     block_seconds = math.inf if block_size or start is None else start.block_seconds
     inside = union_on(Z, planes) if planes else None
+    errors = (None if inside is None else
+              np.where(inside, other_w, want_w) > np.minimum(want_w, other_w))
+    workers = effective_workers(n_jobs)
     n_partitions = 0
     try:
         while True:
             tp = time.perf_counter()
-            blocks = spatial_blocks(Z, m, rng)
-            total, searched, solved, interrupted = _partition_sum(
+            if errors is not None and rng.random() < 0.5:
+                blocks = error_blocks(Z, errors, m, rng)
+            else:
+                blocks = spatial_blocks(Z, m, rng)
+            sums = _partition_sum(
                 Z, want_w, other_w, K, blocks, inside, beat=best.value, target=target,
-                deadline=t0 + time_limit, block_seconds=block_seconds, dim=dim)
-            best.interrupted = best.interrupted or interrupted
-            whole = len(blocks) == 1 == solved  # the exact optimum itself
+                deadline=t0 + time_limit, block_seconds=block_seconds, dim=dim,
+                n_jobs=n_jobs)
+            total = -np.inf if sums.hopeless else float(sum(sums.bounds))
+            best.interrupted = best.interrupted or sums.interrupted
+            whole = len(blocks) == 1 == sums.solved  # the exact optimum itself
             if total > best.value or (whole and total >= best.value):
                 best = PartitionBound(total, "exact" if whole else "partition",
                                       interrupted=best.interrupted)
@@ -218,18 +260,20 @@ def partition_bound(
             # else try another grid of the same size
             # (a block's time grows about like size ** (K * dim / 2 + 1): extrapolated from
             # the blocks searched, as a partition stopped by a target or a ceiling searched
-            # only some; a block search stopped by its time shrinks the blocks back)
+            # only some; a block search stopped by its time shrinks the blocks back; the
+            # workers search min(workers, searched) blocks at a time)
             grown = min(n, int(m * _GROWTH) + 1)
             left = time_limit - (time.perf_counter() - t0)
-            if searched and searched == solved:
-                per_block = (time.perf_counter() - tp) / searched
+            searched = sums.searched
+            if searched and searched == sums.searched_solved:
+                per_block = ((time.perf_counter() - tp) * min(workers, searched) / searched)
                 at_grown = per_block * (grown / m) ** (K * dim / 2 + 1)
                 if (m < n and _log_tuples(grown, dim, K) <= math.log10(_MAX_BLOCK_TUPLES)
-                        and at_grown * math.ceil(n / grown) <= left):
+                        and at_grown * math.ceil(n / grown) / workers <= left):
                     m, block_seconds = grown, at_grown
                 else:
                     block_seconds = per_block
-            elif searched > solved and left > 0:
+            elif searched > sums.searched_solved and left > 0:
                 m, block_seconds = max(dim + 2, int(m / _GROWTH)), math.inf
             best.size, best.block_seconds = m, block_seconds  # where a later call goes on
             if (best.interrupted or best.value >= target or best.method == "exact"

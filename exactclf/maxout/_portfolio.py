@@ -421,7 +421,7 @@ class MaxoutSearch:
         want_w, other_w = self.weights[polarity]
         got = partition_bound(self.Z, want_w, other_w, self.K, time_limit=seconds,
                               planes=res.planes, random_state=seed, target=target,
-                              max_partitions=1,
+                              max_partitions=1, n_jobs=self.settings.n_jobs,
                               start=PartitionBound(res.lower, res.bound_method, size=res.size,
                                                    block_seconds=res.block_seconds))
         res.lower, res.bound_method = got.value, got.method

@@ -1,0 +1,125 @@
+"""Blocks of partition bounds (linear and maxout alike): where they are cut, and the
+joblib workers that solve them.
+
+A partition bound is a sum of exact optima of disjoint blocks of the points: any
+classifier's errors split over the blocks, each at least its block's optimum. It loses what
+no block sees whole: a group of points that no classifier gets all right (a conflict) but
+whose points fall into different blocks. So blocks keep nearby points together
+(:func:`spatial_blocks`) or are grown around a known classifier's errors
+(:func:`error_blocks`), where the conflicts are. A block on which that classifier errs no
+more than the conflicting duplicates has exactly that optimum, without a search.
+
+The blocks' searches are independent: :func:`solve_blocks` runs them on joblib workers,
+processes unless ``joblib.parallel_config`` says otherwise (a Dask cluster with
+``backend="dask"``): the numba kernels release the GIL, but at the sizes of blocks most of
+a search's time goes to building its candidate family in NumPy and Python, which holds it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from ._resources import effective_workers
+
+__all__ = ["error_blocks", "solve_blocks", "spatial_blocks"]
+
+
+def spatial_blocks(Z: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """A partition of the rows of ``Z`` into blocks of about ``size`` nearby points: slabs
+    along a random direction, each cut into cells along a second one (in 1-D, intervals).
+
+    Examples
+    --------
+    >>> Z = np.arange(10.0)[:, None]
+    >>> [b.tolist() for b in spatial_blocks(Z, 5, np.random.default_rng(0))]
+    [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    """
+    n, d = Z.shape
+    n_blocks = max(1, math.ceil(n / size))
+    u = rng.normal(size=d)
+    order = np.argsort(Z @ u, kind="stable")
+    if d < 2 or n_blocks < 4:
+        return np.array_split(order, n_blocks)
+    n_slabs = max(1, round(math.sqrt(n_blocks)))
+    v = rng.normal(size=d)
+    v -= (v @ u) / (u @ u) * u  # across the slabs
+    blocks = []
+    for slab, k in zip(np.array_split(order, n_slabs),
+                       np.array_split(np.arange(n_blocks), n_slabs), strict=True):
+        cells = slab[np.argsort(Z[slab] @ v, kind="stable")]
+        blocks.extend(np.array_split(cells, max(1, len(k))))
+    return [b for b in blocks if len(b)]
+
+
+def error_blocks(Z: np.ndarray, errors: np.ndarray, size: int,
+                 rng: np.random.Generator) -> list[np.ndarray]:
+    """A partition of the rows of ``Z`` into blocks of at most ``size`` points grown around
+    the rows where ``errors`` is True (a classifier's errors): in a random order, each of
+    them not yet in a block starts one with the ``size`` points nearest to it that are not
+    in one yet (itself first), so that errors close together, and the points around them
+    that make them errors, share a block. The points left, near no error, are cut by
+    :func:`spatial_blocks`.
+
+    Examples
+    --------
+    >>> Z = np.arange(10.0)[:, None]
+    >>> errors = np.zeros(10, dtype=bool)
+    >>> errors[6] = True
+    >>> [sorted(b.tolist()) for b in error_blocks(Z, errors, 3, np.random.default_rng(0))]
+    [[5, 6, 7], [0, 1, 2], [3, 4], [8, 9]]
+    """
+    free = np.ones(len(Z), dtype=bool)
+    blocks = []
+    for e in rng.permutation(np.flatnonzero(errors)):
+        if not free[e]:
+            continue
+        idx = np.flatnonzero(free)
+        dist = ((Z[idx] - Z[e]) ** 2).sum(axis=1)
+        if len(idx) > size:
+            near = np.argpartition(dist, size - 1)[:size]
+            near = near[np.argsort(dist[near], kind="stable")]
+        else:
+            near = np.argsort(dist, kind="stable")
+        blocks.append(idx[near])
+        free[idx[near]] = False
+    rest = np.flatnonzero(free)
+    if len(rest):
+        blocks.extend(rest[b] for b in spatial_blocks(Z[rest], size, rng))
+    return blocks
+
+
+def _keyed(k: int, fn: Callable, args: tuple) -> tuple[int, Any]:
+    return k, fn(*args)
+
+
+def solve_blocks(jobs: Iterable[tuple[int, Callable, tuple]],
+                 n_jobs: int | None = None) -> Iterator[tuple[int, Any]]:
+    """Run ``fn(*args)`` for each ``(k, fn, args)`` of ``jobs`` and yield ``(k, result)``
+    as each finishes (in any order with several workers).
+
+    ``jobs`` is consumed lazily, one job when a worker is free (possibly from another
+    thread): a generator that reads the results so far can stop (return) and size each
+    block's time limit from the time left. With one worker (:func:`effective_workers` of
+    ``n_jobs``) the jobs run here, in order. Ctrl-C raises ``KeyboardInterrupt`` from this
+    generator; the results yielded before it stand, and the workers are stopped.
+
+    Examples
+    --------
+    >>> sorted(solve_blocks(((k, pow, (k, 2)) for k in range(3)), n_jobs=1))
+    [(0, 0), (1, 1), (2, 4)]
+    """
+    n_workers = effective_workers(n_jobs)
+    if n_workers == 1:
+        for k, fn, args in jobs:
+            yield k, fn(*args)
+        return
+    # one job per worker at a time: a job's time limit is set when it starts, from the
+    # time left then
+    with Parallel(n_jobs=n_workers, prefer="processes", return_as="generator_unordered",
+                  batch_size=1, pre_dispatch="n_jobs") as parallel:
+        yield from parallel(delayed(_keyed)(k, fn, args) for k, fn, args in jobs)
