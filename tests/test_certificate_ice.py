@@ -190,6 +190,28 @@ def test_farkas_multipliers_and_left_out_iis():
         [[[0, 1, 3], [1, -1, 4], [2, 1, 1]]], 0)
 
 
+@pytest.mark.parametrize("kind", ["gaussian", "grid", "collinear"])
+@pytest.mark.parametrize("seed", range(4))
+def test_multipliers_found_by_the_search_are_the_witness(seed, kind):
+    """The cover verifies its IISs on the samples' coordinates first and keeps those
+    multipliers; the witness built from them equals the one found again from scratch, in
+    awkward units too (offset 1e6, scale 1e-3; for collinear points an exact power-of-two
+    change, which keeps them collinear), and the IISs it leaves out are the same."""
+    rng = np.random.default_rng(seed)
+    Z, wpos, wneg = random_instance(rng, kind, 40, 3)
+    U = Z * 2.0**-10 + 2.0**20 if kind == "collinear" else Z * 1e-3 + 1e6
+    solver = IISCoverSolver(Z, wpos, wneg, samples=U)
+    res = solver.run(30.0)
+    assert res.complete
+    cuts, known = solver.cut_sets(), solver.farkas()
+    assert bool(known) == bool(cuts) and set(known) <= {tuple(t.tolist()) for t in cuts}
+    X, y, _ = weighted_samples(U, wpos, wneg)
+    positive = y == 1
+    sign = np.where(wpos > wneg, 1, -1)
+    assert (iis_witness(X, positive, U, sign, cuts, known=known)
+            == iis_witness(X, positive, U, sign, cuts))
+
+
 def test_cover_minimum():
     assert cover_minimum([], np.array([]))[0] == 0
     sets = [[0, 1], [1, 2], [0, 2]]

@@ -231,7 +231,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         # a proven bound from a path that did not complete (IIS cover, refusal's quick bound)
         conflicts = conflict_bound(wpos, wneg)
         bound, bound_method = conflicts.value, conflicts.method
-        cuts = None  # the IISs of a bound proven by the IIS cover
+        cuts, farkas = None, None  # the IISs of a bound proven by the IIS cover
         self.method_, quick = self._choose_method(total, Z, wpos, wneg)
         if quick is not None and quick.value >= bound:
             bound, bound_method = quick.value, quick.method
@@ -253,6 +253,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             stop = None if res.complete else res.stop_reason
             if res.lower_bound >= bound:
                 bound, bound_method, cuts = res.lower_bound, res.lower_bound_method, res.iis
+                farkas = res.farkas
         if not frame.certifiable:
             # the geometric decisions of the search are not reliable on these points
             complete = False
@@ -273,7 +274,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if complete and (frame.dim == 0 or bound_method == "exhaustive search"):
             bound = realized
         bound = min(bound, realized)
-        witness = self._witness(bound_method, cuts, data, conflicts.method)
+        witness = self._witness(bound_method, cuts, data, conflicts.method, farkas)
         self.certificate_ = Certificate(
             type(self).__name__, _MODEL_CLASS, "weighted training errors", value=realized,
             bound=bound, bound_method=bound_method,
@@ -302,12 +303,14 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             )
         return self
 
-    def _witness(self, bound_method: str, cuts, data, conflicts_method: str) -> Witness:
-        """The evidence of the certificate's bound that :func:`exactclf.verify` re-checks."""
+    def _witness(self, bound_method: str, cuts, data, conflicts_method: str,
+                 farkas=None) -> Witness:
+        """The evidence of the certificate's bound that :func:`exactclf.verify` re-checks
+        (``farkas``: multipliers of ``cuts`` the search found on ``data.U`` already)."""
         if cuts is not None:
             sign = np.where(data.wpos > data.wneg, 1, -1)
             iis, left_out = iis_witness(data.X, data.y == self.classes_[1], data.U, sign,
-                                        cuts)
+                                        cuts, known=farkas)
             note = (f"{len(iis)} IISs, each certified by exact Farkas multipliers on the "
                     "samples; the bound is the minimum weight of errors on a set of members "
                     "that meets every IIS, plus the conflicting duplicates")

@@ -209,7 +209,7 @@ def farkas_multipliers(G: np.ndarray) -> list[int] | None:
 
 
 def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: np.ndarray,
-                cuts) -> tuple[list[list[list[int]]], int]:
+                cuts, known: dict | None = None) -> tuple[list[list[list[int]]], int]:
     """The IISs ``cuts`` as an independent check reads them: on the samples, with exact
     Farkas multipliers in the samples' own coordinates.
 
@@ -225,6 +225,9 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
         The label each point has in the IISs (+1: positive).
     cuts : iterable of int arrays
         The IISs, as indices into ``points``.
+    known : dict, optional
+        Multipliers already found exactly on ``points`` (:meth:`IISCoverSolver.farkas`): a
+        list of positive integers per IIS (the tuple of its indices), used as they are.
 
     Returns
     -------
@@ -253,8 +256,11 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
     out, left_out = [], 0
     for t in cuts:
         t = np.asarray(t)
-        G = np.hstack([P0[t], np.ones((len(t), 1))]) * np.asarray(sign, dtype=np.float64)[t, None]
-        u = farkas_multipliers(G)
+        u = None if known is None else known.get(tuple(t.tolist()))
+        if u is None:
+            G = np.hstack([P0[t], np.ones((len(t), 1))]) * np.asarray(
+                sign, dtype=np.float64)[t, None]
+            u = farkas_multipliers(G)
         if u is None:
             left_out += 1
             continue
@@ -306,6 +312,10 @@ class IISOracle:
         The same points in the caller's coordinates: a support that is not exactly infeasible
         in the frame (rounding broke an exact degeneracy, e.g. of integer data) is tried
         exactly on them, then within the coplanarity tolerance (:func:`near_gordan_support`).
+    samples : (n, p) array, optional
+        The same points in the samples' own coordinates, tried exactly first: the Farkas
+        multipliers found there are kept (``farkas``, by the IIS's indices), and are the
+        certificate's witness as they are (:func:`iis_witness` need not find them again).
 
     Examples
     --------
@@ -317,7 +327,8 @@ class IISOracle:
     True
     """
 
-    def __init__(self, Zf: np.ndarray, sign: np.ndarray, Z: np.ndarray | None = None):
+    def __init__(self, Zf: np.ndarray, sign: np.ndarray, Z: np.ndarray | None = None,
+                 samples: np.ndarray | None = None):
         import highspy
 
         from .._highs import new_highs
@@ -330,6 +341,9 @@ class IISOracle:
         Gf = np.hstack([self.Zf, np.ones((n, 1))]) * self.sign[:, None]
         self._G = Gf
         self._Gx = None if Z is None else np.hstack([Z, np.ones((n, 1))]) * self.sign[:, None]
+        self._Gs = None if samples is None else np.hstack(
+            [np.asarray(samples, dtype=np.float64) + 0.0, np.ones((n, 1))]) * self.sign[:, None]
+        self.farkas: dict[tuple[int, ...], list[int]] = {}
         h = new_highs()
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("presolve", "off")
@@ -375,6 +389,12 @@ class IISOracle:
         clear = np.flatnonzero((u > 1e-9 * u.max()) & keep)
         # basic solutions can carry tiny spurious entries: the clear ones are tried too
         for cand in (support, clear) if len(clear) < len(support) else (support,):
+            if self._Gs is not None:
+                u = farkas_multipliers(self._Gs[cand])
+                if u is not None:
+                    iis = cand[np.flatnonzero(u)]
+                    self.farkas[tuple(iis.tolist())] = [x for x in u if x]
+                    return iis
             for check, G in ((exact_gordan_support, self._G), (exact_gordan_support, self._Gx),
                              (near_gordan_support, self._G)):
                 if G is not None:
@@ -564,7 +584,7 @@ class IISProblem:
     """A weighted instance as the IIS methods see it: the active points (those with a
     preferred label, ``c_i > 0``), the constant ``base``, the frame and the LP oracle."""
 
-    def __init__(self, Z, wpos, wneg):
+    def __init__(self, Z, wpos, wneg, samples=None):
         self.Z = Z
         self.wpos, self.wneg = wpos, wneg
         self.base = float(np.minimum(wpos, wneg).sum())
@@ -575,7 +595,8 @@ class IISProblem:
         frame = affine_frame(Z)
         self.Zf = frame.transform(Z) if frame.dim else np.zeros((len(Z), 0))
         sign = np.where(self.pref_all[self.active], 1.0, -1.0)
-        self.oracle = IISOracle(self.Zf[self.active], sign, Z[self.active])
+        self.oracle = IISOracle(self.Zf[self.active], sign, Z[self.active],
+                                None if samples is None else samples[self.active])
 
     def labeling(self, keep: np.ndarray) -> np.ndarray | None:
         """Realized labeling of all points keeping the active points ``keep``."""
@@ -615,7 +636,9 @@ class IISCoverSolver:
     called again after a time-limited call and goes on from the cuts, incumbent and bound it
     had (the portfolio of :mod:`._portfolio` interleaves it with the enumeration).
 
-    Parameters are those of :func:`solve_iis_cover`, less ``time_limit``.
+    Parameters are those of :func:`solve_iis_cover`, less ``time_limit``, plus ``samples``:
+    the points in the samples' own coordinates (see :class:`IISOracle`), whose exact
+    multipliers :meth:`farkas` returns.
 
     Examples
     --------
@@ -627,10 +650,11 @@ class IISCoverSolver:
     """
 
     def __init__(self, Z, wpos, wneg, *, incumbent=None, random_state=0, n_peels=8,
-                 round_peels=8, threads=None, verbose=0):
+                 round_peels=8, threads=None, samples=None, verbose=0):
         self.wpos = np.asarray(wpos, dtype=np.float64)
         self.wneg = np.asarray(wneg, dtype=np.float64)
-        self.prob = IISProblem(np.asarray(Z, dtype=np.float64), self.wpos, self.wneg)
+        self.prob = IISProblem(np.asarray(Z, dtype=np.float64), self.wpos, self.wneg,
+                               samples=samples)
         self.rng = np.random.default_rng(random_state)
         self.n_peels, self.round_peels, self.verbose = n_peels, round_peels, verbose
         self.best_pos = majority_labeling(self.wpos, self.wneg)
@@ -680,6 +704,14 @@ class IISCoverSolver:
         """The IISs found so far, on which the bound rests: arrays of point indices, each
         point labeled by its heavier weight."""
         return [self.prob.active[t] for t in self.master.cuts]
+
+    def farkas(self) -> dict[tuple[int, ...], list[int]]:
+        """The exact Farkas multipliers of the IISs of :meth:`cut_sets` that were verified on
+        the ``samples`` given (by the tuple of their point indices; see
+        :func:`iis_witness`)."""
+        known = self.prob.oracle.farkas
+        return {tuple(self.prob.active[t].tolist()): known[tuple(t.tolist())]
+                for t in self.master.cuts if tuple(t.tolist()) in known}
 
     def done(self) -> bool:
         """Whether the incumbent is proven optimal."""

@@ -98,7 +98,8 @@ class PortfolioResult:
     incomplete. ``n_candidates`` counts the candidates of the enumeration's longest run;
     ``upper_bound`` / ``upper_bound_source`` describe the incumbent the paths started from.
     ``iis``: when the IIS cover proved ``lower_bound``, the IISs it rests on (arrays of point
-    indices, each point labeled by its heavier weight); None otherwise.
+    indices, each point labeled by its heavier weight); None otherwise. ``farkas``: the
+    exact multipliers of those of them found on ``U`` (:meth:`IISCoverSolver.farkas`).
     """
 
     positive: np.ndarray
@@ -112,6 +113,7 @@ class PortfolioResult:
     upper_bound: float
     upper_bound_source: str
     iis: list[np.ndarray] | None = None
+    farkas: dict | None = None
 
 
 def enumeration_seconds(total: int, n_jobs: int | None) -> float:
@@ -280,7 +282,9 @@ def solve_portfolio(
                 None if time_limit is None else left)
             if path == "iis_cover":
                 if iis is None:
-                    iis = IISCoverSolver(Z, wpos, wneg, incumbent=best_pos, verbose=verbose)
+                    # verified on U first: the certificate's witness reuses the multipliers
+                    iis = IISCoverSolver(Z, wpos, wneg, incumbent=best_pos, samples=U,
+                                         verbose=verbose)
                     if local_cuts is not None:  # the local cover's IISs and bound
                         iis.add_cuts(local_cuts)
                         iis.raise_bound(bound.value)
@@ -345,7 +349,8 @@ def solve_portfolio(
         lower_bound_method=bound.method, complete=proven_by is not None,
         method=proven_by or found_by, stop_reason=stop_reason, n_candidates=n_cand,
         upper_bound=ub, upper_bound_source=source,
-        iis=iis.cut_sets() if iis_bound else local_cuts)
+        iis=iis.cut_sets() if iis_bound else local_cuts,
+        farkas=iis.farkas() if iis_bound else None)
 
 
 def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose):
