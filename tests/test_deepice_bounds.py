@@ -279,6 +279,34 @@ def test_stalled_bounds_end_the_fit_and_say_so(monkeypatch):
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
 
 
+def test_stalled_bounds_hand_their_time_to_more_heuristic_runs(monkeypatch):
+    """With the bounds stalled and time left, the coreset heuristic runs again with other
+    blocks (``run`` >= 1) until _STALLED_RUNS runs find no better network: the network
+    returned is never worse than the one before those runs, and the certificate holds."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_portfolio, "_STALLED_PARTITIONS", 0)
+    monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)
+    X, y = _noisy_disk(4, 150, 0.8)
+    fit = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=3600, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        min_seconds = _portfolio._MIN_SEARCH_SECONDS
+        monkeypatch.setattr(_portfolio, "_MIN_SEARCH_SECONDS", np.inf)  # no more runs
+        before = fit.fit(X, y).training_errors_
+        monkeypatch.setattr(_portfolio, "_MIN_SEARCH_SECONDS", min_seconds)
+        real, runs = _portfolio.SearchSettings.coreset, []
+
+        def counted(self, *args, run=0, **kwargs):
+            runs.append(run)
+            return real(self, *args, run=run, **kwargs)
+
+        monkeypatch.setattr(_portfolio.SearchSettings, "coreset", counted)
+        clf = fit.fit(X, y)
+    assert max(runs) >= _portfolio._STALLED_RUNS  # at least the runs that found nothing
+    assert clf.training_errors_ == _errors(clf, X, y) <= before
+    assert clf.lower_bound_ <= clf.training_errors_
+
+
 def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
     X, y = _noisy_disk(1, 300, 0.8)

@@ -155,8 +155,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         ``"exact"``, ``"coreset"`` or ``"portfolio"``.
     stop_reason_ : StopReason or None
         Why a search stopped early (``"time_limit"``, ``"interrupted"``, ``"max_candidates"``,
-        ``"bounds stalled"``: the portfolio's partition bounds stopped rising before the
-        budget was spent, or a margin float64 cannot realize), None if none did.
+        ``"bounds stalled"``: the portfolio's bounds stopped rising, and its further
+        heuristic runs stopped finding better networks, before the budget was spent; or a
+        margin float64 cannot realize), None if none did.
     fit_time_ : float
         Seconds the fit took.
     device_ : str

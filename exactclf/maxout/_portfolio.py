@@ -12,8 +12,9 @@ the weights of the union class and of the other class at each point.
 - ``"portfolio"`` (method="auto" beyond the exact search's range) works within a budget: the
   best plane of the linear problem; for each polarity the heuristic's network and one grown
   from that plane by local search; proven partition lower bounds (:mod:`._bounds`); the exact
-  search below the best network where its sampled cost fits; and the bounds again with the
-  time left. It stops as soon as a bound meets the best network's errors.
+  search below the best network where its sampled cost fits; the bounds again with the
+  time left; and when they stall, further runs of the heuristic for better networks. It
+  stops as soon as a bound meets the best network's errors.
 
 Every polarity's result holds its best network (realized on ``Z``), a proven lower bound on
 that polarity's optimum and how it was proven; the estimator combines them into its
@@ -69,6 +70,10 @@ _SEED_SHARE = 0.05
 #: a polarity's partition bounds stop after this many grids in a row that neither raised
 #: its bound nor grew its blocks
 _STALLED_PARTITIONS = 3
+#: the time stalled bounds leave goes to more heuristic runs while at least this many
+#: seconds are left, until this many runs in a row found no better network
+_MIN_SEARCH_SECONDS = 1.0
+_STALLED_RUNS = 5
 #: share of the budget (each polarity) for the obstruction cover before the partition
 #: bounds, and again with the time the partition bounds leave when they stall
 _OBSTRUCTION_SHARE = 0.05
@@ -116,14 +121,17 @@ class SearchSettings:
     n_jobs: int
     verbose: int
 
-    def coreset(self, Z, want_w, other_w, K, seconds, *, final=False) -> PolarityResult:
+    def coreset(self, Z, want_w, other_w, K, seconds, *, final=False,
+                run: int = 0) -> PolarityResult:
         """The coreset heuristic on one polarity for at most ``seconds``: its network and
         its pass sums' bound. ``final``: it is the polarity's search (it reports progress
-        and its budget stop), not a seed of the others (which keeps only an interrupt)."""
+        and its budget stop), not a seed of the others (which keeps only an interrupt).
+        ``run``: runs after the first draw other blocks (seeded from ``seed`` and ``run``)."""
         res = coreset_union(Z, want_w, other_w, K, block_size=self.coreset_size,
                             heap_size=self.heap_size, stop_size=self.coreset_stop,
                             shrink=self.shrink, max_passes=self.n_shuffles,
-                            rng=np.random.default_rng(self.seed), time_limit=seconds,
+                            rng=np.random.default_rng(self.seed if run == 0 else [self.seed, run]),
+                            time_limit=seconds,
                             verbose=self.verbose if final else 0)
         stop = res.stop_reason if final or res.stop_reason == StopReason.INTERRUPTED else None
         return PolarityResult(res.value, res.planes, res.lower_bound, res.n_evaluated, stop,
@@ -273,20 +281,23 @@ class MaxoutSearch:
         """The linear seed, the heuristics, then the proofs (partition bounds and exact
         searches, better polarity first) until a bound meets the best network's errors or
         the budget is spent; what time is left improves the bounds of the polarities still
-        open."""
+        open, then their networks (:meth:`_search_more`)."""
         try:
             linear = self._linear_seed()
             if linear is None or self._heuristics(linear):
                 return self.results
             # the better polarity first: the other then only has to be ruled out
-            if self._prove(sorted(self.results, key=lambda p: (self.results[p].value, -p))):
+            order = sorted(self.results, key=lambda p: (self.results[p].value, -p))
+            if self._prove(order) or self._search_more(order):
                 return self.results
         except KeyboardInterrupt:  # between the phases (each phase stops by itself)
             if not self.results:
                 raise
             return self._interrupted()
-        # a polarity still open ran out of budget, or its partition bounds stopped rising
-        why = StopReason.TIME_LIMIT if self.left() <= 0 else StopReason.BOUNDS_STALLED
+        # a polarity still open ran out of budget, or its bounds and networks stopped
+        # improving
+        why = (StopReason.TIME_LIMIT if self.left() < _MIN_SEARCH_SECONDS
+               else StopReason.BOUNDS_STALLED)
         for r in self.results.values():
             if r.lower < self.incumbent() and r.stop_reason is None:
                 r.stop_reason = why
@@ -361,6 +372,35 @@ class MaxoutSearch:
             return True
         # the partition bounds stalled before the deadline: the obstructions take the rest
         return self._obstructions(order, self.left() / len(order), seed=1)
+
+    def _search_more(self, order) -> bool:
+        """The time that stalled bounds leave goes to the networks: the coreset heuristic
+        again, drawing other blocks at every run, on each polarity that could still beat
+        the best network (a better network closes the gap from above; its pass sums are
+        bounds too), until :data:`_STALLED_RUNS` runs in a row find none. True if Ctrl-C
+        stopped it."""
+        run = stalled = 0
+        while self.left() >= _MIN_SEARCH_SECONDS and stalled < _STALLED_RUNS:
+            open_ = [p for p in order if self.results[p].lower < self.incumbent()]
+            if not open_:
+                return False
+            run, stalled, before = run + 1, stalled + 1, self.incumbent()
+            for p in open_:
+                res, (want_w, other_w) = self.results[p], self.weights[p]
+                got = self.settings.coreset(
+                    self.Z, want_w, other_w, self.K,
+                    max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3), run=run)
+                if got.value < res.value:
+                    res.value, res.planes = got.value, got.planes
+                    self.say(f"polarity {p:+d}: heuristic run {run}, {got.value:g} errors")
+                if got.lower > res.lower:
+                    res.lower, res.bound_method = got.lower, got.bound_method
+                if got.stop_reason == StopReason.INTERRUPTED:
+                    res.stop_reason = StopReason.INTERRUPTED
+                    return True
+            if self.incumbent() < before:
+                stalled = 0
+        return False
 
     def _obstructions(self, order, seconds, seed=0) -> bool:
         """The obstruction cover bound (points of the union class in the convex hull of
