@@ -161,7 +161,7 @@ def test_unverifiable_certificate_stops_without_claim(monkeypatch):
     rng = np.random.default_rng(1)
     Z, wpos, wneg = random_instance(rng, "gaussian", 20, 2)
     opt = solve_min01(Z, wpos, wneg).value
-    monkeypatch.setattr(_iis, "exact_gordan_support", lambda G: None)
+    monkeypatch.setattr(_iis, "farkas_multipliers", lambda G: None)
     monkeypatch.setattr(_iis, "near_gordan_support", lambda G: None)
     with pytest.warns(Warning, match="floating point"):
         res = solve_iis_cover(Z, wpos, wneg)

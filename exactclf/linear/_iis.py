@@ -389,18 +389,18 @@ class IISOracle:
         clear = np.flatnonzero((u > 1e-9 * u.max()) & keep)
         # basic solutions can carry tiny spurious entries: the clear ones are tried too
         for cand in (support, clear) if len(clear) < len(support) else (support,):
-            if self._Gs is not None:
-                u = farkas_multipliers(self._Gs[cand])
+            # exactly on the samples (their multipliers are the witness's), the frame, the
+            # caller's coordinates; then within the coplanarity tolerance
+            for G in (self._Gs, self._G, self._Gx):
+                u = None if G is None else farkas_multipliers(G[cand])
                 if u is not None:
                     iis = cand[np.flatnonzero(u)]
-                    self.farkas[tuple(iis.tolist())] = [x for x in u if x]
+                    if G is self._Gs:
+                        self.farkas[tuple(iis.tolist())] = [x for x in u if x]
                     return iis
-            for check, G in ((exact_gordan_support, self._G), (exact_gordan_support, self._Gx),
-                             (near_gordan_support, self._G)):
-                if G is not None:
-                    sub = check(G[cand])
-                    if sub is not None:
-                        return cand[sub]
+            sub = near_gordan_support(self._G[cand])
+            if sub is not None:
+                return cand[sub]
         raise FloatingPointError("Gordan LP certificate failed the exact check")
 
 
