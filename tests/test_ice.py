@@ -544,3 +544,32 @@ def test_refusal_quotes_the_bound_a_budget_gives(monkeypatch):
     # no duplicates: the only bound the MILP fallback has is the quick one, which is proven
     assert clf.lower_bound_ > 0 and clf.lower_bound_method_ != "conflicting duplicates"
     assert clf.lower_bound_ <= clf.training_errors_ == _errors(clf, X, y)
+
+
+def test_one_unit_networks_in_the_users_features_give_realizable_labelings():
+    """The incumbent's networks run in the frame and in the standardized original features
+    (Adam's path depends on the coordinates); both labelings are half-spaces of the frame,
+    and the best incumbent is the best of them. Features near overflow keep the frame only."""
+    from exactclf._geometry import affine_frame
+    from exactclf._separator import max_margin_separator
+    from exactclf.linear._incumbent import best_incumbent, one_unit_networks
+    from exactclf.linear._min01 import labeling_errors
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) @ np.array([[1.0, 0.9, 0.0], [0.0, 0.3, 0.0], [0, 0, 2]])
+    X = X * [1e3, 1.0, 1e-3] + [5e4, 0.0, -7.0]  # awkward units, correlated features
+    y = (X[:, 0] - 5e4) / 1e3 + rng.normal(size=300) > 0.4
+    U, wpos, wneg, _ = merge_duplicates(X, y, np.ones(len(y)))
+    Z = affine_frame(U).transform(U)
+    nets = dict(one_unit_networks(Z, wpos, wneg, original=U))
+    assert list(nets) == ["MLPClassifier(1), seed 0",
+                          "MLPClassifier(1), standardized features, seed 0"]
+    for pos in nets.values():
+        a, b = max_margin_separator(Z, pos)
+        np.testing.assert_array_equal(Z @ a + b > 0, pos)
+    pos, errors, source, interrupted = best_incumbent(Z, wpos, wneg, networks=True, original=U)
+    assert not interrupted and errors == labeling_errors(pos, wpos, wneg)
+    assert errors <= min(labeling_errors(p, wpos, wneg) for p in nets.values())
+    huge = U.copy()
+    huge[:, 0] = np.where(np.arange(len(U)) % 2, 1.7e308, -1.7e308)
+    assert len(list(one_unit_networks(Z, wpos, wneg, original=huge))) == 1

@@ -129,9 +129,10 @@ def path_order(method: str, dim: int, total: int, n_jobs: int | None,
     ``"auto"``: the IIS cover first from dimension :data:`_IIS_FIRST_DIM` on, unless the
     enumeration is predicted to take less than a slice (measured on the benchmark of
     ``benchmarks/ice_vs_baselines.py``: from D = 5 the cover proves every instance first);
-    below, the enumeration first. The enumeration is left out where it cannot complete:
-    beyond its addressable ranks, or predicted to outlast ``time_limit`` (without one,
-    :data:`_HOPELESS_SECONDS`) even at its best rate.
+    below, the enumeration first. The enumeration is left out, in any dimension, where it
+    cannot complete: beyond its addressable ranks, or predicted to outlast ``time_limit``
+    (without one, :data:`_HOPELESS_SECONDS`) even at its best rate (a stopped enumeration
+    restarts, so its slices would be lost).
 
     Examples
     --------
@@ -141,17 +142,18 @@ def path_order(method: str, dim: int, total: int, n_jobs: int | None,
     (['iis_cover'], ['iis_cover', 'exact'])
     >>> path_order("exact", 6, 10**9, 1), path_order("auto", 2, 10**20, 1)
     (['exact'], ['iis_cover'])
+    >>> path_order("auto", 3, 10**13, 1, time_limit=60)
+    ['iis_cover']
     """
     if method != "auto":
         return [method]
     seconds = enumeration_seconds(total, n_jobs)
-    if total <= MAX_RANK and (dim < _IIS_FIRST_DIM or seconds <= _MIN_SLICE):
-        return ["exact", "iis_cover"]
-    order = ["iis_cover"]
     horizon = _HOPELESS_SECONDS if time_limit is None else time_limit
-    if total <= MAX_RANK and seconds / _RATE_SLACK <= horizon:
-        order.append("exact")
-    return order
+    if total > MAX_RANK or seconds / _RATE_SLACK > horizon:
+        return ["iis_cover"]
+    if dim < _IIS_FIRST_DIM or seconds <= _MIN_SLICE:
+        return ["exact", "iis_cover"]
+    return ["iis_cover", "exact"]
 
 
 def _first_slice(path: str, total: int, n_jobs: int | None) -> float:
@@ -241,7 +243,7 @@ def solve_portfolio(
     # loss far better than the surrogates')
     t_inc = time.perf_counter()
     best_pos, best, source, interrupted = best_incumbent(
-        Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, n_jobs=n_jobs)
+        Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, original=U, n_jobs=n_jobs)
     # the networks' (and surrogates') time comes out of the local search's share
     fitted = time.perf_counter() - t_inc - (milp_seconds or 0.0)
     bound = conflict_bound(wpos, wneg)
