@@ -6,8 +6,13 @@ classifier's errors split over the blocks, each at least its block's optimum. It
 no block sees whole: a group of points that no classifier gets all right (a conflict) but
 whose points fall into different blocks. So blocks keep nearby points together
 (:func:`spatial_blocks`) or are grown around a known classifier's errors
-(:func:`error_blocks`), where the conflicts are. A block on which that classifier errs no
-more than the conflicting duplicates has exactly that optimum, without a search.
+(:func:`error_blocks`), where the conflicts are. Where errors are spread through a large
+data set, nearby points are nearly separable and such blocks prove little; random blocks
+(:func:`random_blocks`), each a sample of the whole, then keep about the whole's error rate,
+less what a small sample overfits (skin segmentation, 51433 points in 3-D, against the best
+known classifier's 6913 errors: in the same 30 s, blocks of about 80 random points summed to
+4616, of about 70 nearby points to 301). A block on which that classifier errs no more than
+the conflicting duplicates has exactly that optimum, without a search.
 
 The blocks' searches are independent: :func:`solve_blocks` runs them on joblib workers,
 processes unless ``joblib.parallel_config`` says otherwise (a Dask cluster with
@@ -26,7 +31,7 @@ from joblib import Parallel, delayed
 
 from ._resources import effective_workers
 
-__all__ = ["error_blocks", "solve_blocks", "spatial_blocks"]
+__all__ = ["error_blocks", "merged_pairs", "random_blocks", "solve_blocks", "spatial_blocks"]
 
 
 def spatial_blocks(Z: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -54,6 +59,36 @@ def spatial_blocks(Z: np.ndarray, size: int, rng: np.random.Generator) -> list[n
         cells = slab[np.argsort(Z[slab] @ v, kind="stable")]
         blocks.extend(np.array_split(cells, max(1, len(k))))
     return [b for b in blocks if len(b)]
+
+
+def random_blocks(n: int, size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """A partition of ``range(n)`` into blocks of about ``size`` indices drawn at random.
+
+    Examples
+    --------
+    >>> [len(b) for b in random_blocks(10, 4, np.random.default_rng(0))]
+    [4, 3, 3]
+    """
+    return np.array_split(rng.permutation(n), max(1, math.ceil(n / size)))
+
+
+def merged_pairs(blocks: list[np.ndarray], bounds: list[float]) -> tuple[list[np.ndarray],
+                                                                          list[float]]:
+    """Consecutive blocks merged in pairs, each with the sum of its two parts' ``bounds``
+    (a lower bound on the merged block's optimum: its parts partition it), so that a
+    partition into the larger blocks proves at least as much even where some are not
+    solved.
+
+    Examples
+    --------
+    >>> blocks = [np.array([0, 1]), np.array([2]), np.array([3, 4])]
+    >>> merged, floors = merged_pairs(blocks, [1.0, 0.0, 2.0])
+    >>> [b.tolist() for b in merged], floors
+    ([[0, 1, 2], [3, 4]], [1.0, 2.0])
+    """
+    merged = [np.concatenate(blocks[i:i + 2]) for i in range(0, len(blocks), 2)]
+    floors = [float(sum(bounds[i:i + 2])) for i in range(0, len(blocks), 2)]
+    return merged, floors
 
 
 def error_blocks(Z: np.ndarray, errors: np.ndarray, size: int,

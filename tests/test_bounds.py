@@ -41,6 +41,11 @@ def test_bounds_never_exceed_the_optimum(kind, seed):
     for size in (4, 9):
         _assert_valid(partition_bound(Z, wpos, wneg, block_size=size, random_state=seed),
                       wpos, wneg, opt)
+        _assert_valid(partition_bound(Z, wpos, wneg, block_size=size, blocks="random",
+                                      random_state=seed), wpos, wneg, opt)
+    incumbent = solve_min01(Z, wpos, wneg, time_limit=0.01).positive
+    _assert_valid(partition_bound(Z, wpos, wneg, blocks="random", incumbent=incumbent,
+                                  time_limit=0.3, random_state=seed), wpos, wneg, opt)
     _assert_valid(partition_bound(Z, wpos, wneg, block_size=9, solver="iis"), wpos, wneg, opt)
     _assert_valid(cover_bound(Z, wpos, wneg, random_state=seed), wpos, wneg, opt)
     _assert_valid(cover_bound(Z, wpos, wneg, mip=False), wpos, wneg, opt)
@@ -54,6 +59,8 @@ def test_bounds_against_brute_force(seed):
                                     1 + seed % 3)
     opt = brute_force_min01(Z, wpos, wneg)
     _assert_valid(partition_bound(Z, wpos, wneg, block_size=3), wpos, wneg, opt)
+    _assert_valid(partition_bound(Z, wpos, wneg, blocks="random", time_limit=1.0,
+                                  random_state=seed), wpos, wneg, opt)
     _assert_valid(cover_bound(Z, wpos, wneg), wpos, wneg, opt)
 
 
@@ -200,3 +207,38 @@ def test_error_blocks_partition_the_points():
                 assert len(b) <= size
                 dist = ((Z[b] - Z[b[0]]) ** 2).sum(axis=1)
                 assert np.all(np.diff(dist) >= 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_partitions_merge_up_to_the_optimum(seed):
+    """Given time, the random blocks are merged in pairs until one block holds every point:
+    its bound is the optimum, and no partition on the way proved more."""
+    Z, wpos, wneg = _instance(KINDS[seed], seed, 20, 30)
+    opt = solve_min01(Z, wpos, wneg).value
+    res = partition_bound(Z, wpos, wneg, blocks="random", block_size=None, time_limit=60,
+                          random_state=seed)
+    assert res.value == opt
+    assert res.method == f"partition (1/1 random blocks of ~{len(Z)} points solved)"
+
+
+def test_unsolved_blocks_count_with_their_floors():
+    """A block the budget leaves unsolved counts with its floor (the sum of its parts'
+    bounds from the partition before), or its conflicting duplicates when larger; a block
+    on which the incumbent errs no more than its floor is its optimum, not searched."""
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(24, 2))
+    wpos = (Z[:, 0] + rng.normal(size=24) > 0) * 1.0
+    wneg = 1.0 - wpos
+    wpos[0] = wneg[0] = 2.0  # conflicting duplicates at point 0
+    blocks = [np.arange(12), np.arange(12, 24)]
+    values, solved, interrupted = _bounds._partition_sum(
+        Z, wpos, wneg, blocks, None, deadline=0.0, solver="auto", n_jobs=1,
+        floors=[1.0, 3.0])
+    assert values == [2.0, 3.0] and solved == 0 and not interrupted
+    opt = solve_min01(Z[blocks[1]], wpos[blocks[1]], wneg[blocks[1]])
+    incumbent = np.zeros(24, dtype=bool)
+    incumbent[blocks[1]] = opt.positive
+    values, solved, _ = _bounds._partition_sum(
+        Z, wpos, wneg, blocks, incumbent, deadline=0.0, solver="auto", n_jobs=1,
+        floors=[0.0, opt.value])
+    assert values[1] == opt.value and solved == 1

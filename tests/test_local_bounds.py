@@ -226,3 +226,53 @@ def test_ctrl_c_keeps_the_iiss_of_the_bound_it_returns(monkeypatch):
         lb = local_cover_bound(Z, pos * 1.0, ~pos * 1.0, time_limit=5.0)
     assert lb.interrupted and lb.value > 0 and lb.cuts
     assert all(_is_iis(Z, pos * 1.0, ~pos * 1.0, t) for t in lb.cuts)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_low_dimension_beyond_the_exact_range_takes_the_random_partition_bound(monkeypatch,
+                                                                                seed):
+    """Below dimension 5, beyond the exact range, the partition bound on random blocks runs
+    after the local cover; the certificate keeps the larger bound, which never exceeds the
+    optimum, and verifies (a partition bound carries no IISs)."""
+    rng = np.random.default_rng(seed)
+    n = 160
+    X = np.round(rng.normal(size=(n, 2)) * 4) / 4 * [1e3, 1e-3] + [7e5, 0.0]  # grid, units
+    y = (X[:, 0] - 7e5) / 1e3 + 1e3 * X[:, 1] + 1.5 * rng.normal(size=n) > 0
+    w = rng.integers(1, 4, size=n).astype(float) if seed == 2 else None
+    monkeypatch.setattr(_portfolio, "_LOCAL_FROM_SECONDS", 0.0)
+    monkeypatch.setattr(_portfolio, "worth_searching", lambda n, dim: True)
+    seen = {}
+    real = _portfolio.partition_bound
+
+    def spy(*args, **kwargs):
+        seen["partition"] = real(*args, **kwargs)
+        return seen["partition"]
+
+    monkeypatch.setattr(_portfolio, "partition_bound", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = ICEClassifier(time_limit=4.0, method="auto").fit(X, y, sample_weight=w)
+        opt = ICEClassifier(method="exact").fit(X, y, sample_weight=w).training_errors_
+    assert seen["partition"].method.startswith("partition (")
+    assert seen["partition"].value <= opt
+    assert clf.lower_bound_ <= opt <= clf.training_errors_
+    assert clf.lower_bound_ >= min(seen["partition"].value, clf.training_errors_)
+    if clf.lower_bound_method_.startswith("partition"):
+        assert clf.certificate_.witness.kind == "none"
+    assert_verifies(clf, X, y, w)
+
+
+def test_random_partition_bound_carries_the_certificate_of_a_large_low_dimensional_fit():
+    """2000 noisy points in 3-D with a budget of seconds: beyond the exact range, the
+    random partitions prove far more than the IIS covers; the certificate states their
+    bound, without IISs, and verifies."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = X[:, 0] + X[:, 1] + rng.normal(size=2000) > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = ICEClassifier(time_limit=6.0).fit(X, y)
+    assert clf.lower_bound_method_.startswith("partition (")
+    assert 0.4 * clf.training_errors_ < clf.lower_bound_ < clf.training_errors_
+    assert clf.certificate_.witness.kind == "none"
+    assert_verifies(clf, X, y)

@@ -9,8 +9,8 @@ at most the optimum, and the name of the method that proved it.
   optima is at most the optimum (the optimal classifier's errors split over the blocks, and
   on each block they are at least that block's optimum). A block solved to completion
   contributes its optimum; a block stopped by its budget contributes its own proven bound.
-  Blocks are nearby points, or grown around a known labeling's errors, and are searched in
-  parallel (:mod:`exactclf._partition`).
+  Blocks are nearby points, grown around a known labeling's errors, or random samples of
+  the points, and are searched in parallel (:mod:`exactclf._partition`).
 - ``cover_bound``: irreducible infeasible subsystems (IISs, see :mod:`._iis`) each force
   one error. Disjoint IISs give a packing bound (the sum of their cheapest points); the LP
   relaxation of the cover over all IISs found, strengthened by cutting planes, gives another;
@@ -28,7 +28,7 @@ import numpy as np
 
 from .._certificate import StopReason
 from .._geometry import affine_frame
-from .._partition import error_blocks, solve_blocks, spatial_blocks
+from .._partition import error_blocks, merged_pairs, random_blocks, solve_blocks, spatial_blocks
 from .._resources import effective_workers
 from .._warnings import warn
 from ._iis import CoverModel, IISProblem, peel, solve_iis_cover
@@ -95,16 +95,19 @@ def _block_bound(Z, wpos, wneg, until: float, solver: str,
 
 
 def _partition_sum(Z, wpos, wneg, blocks, incumbent, *, deadline: float, solver: str,
-                   n_jobs) -> tuple[float, int, bool]:
-    """One partition's bound: the sum of its blocks' proven bounds (searched on ``n_jobs``
-    workers, each block in its share of the time left until ``deadline``, a
-    ``time.perf_counter()`` value), the blocks solved, and whether Ctrl-C stopped it.
+                   n_jobs, floors=None) -> tuple[list[float], int, bool]:
+    """One partition's bound: its blocks' proven bounds (searched on ``n_jobs`` workers,
+    each block in its share of the time left until ``deadline``, a ``time.perf_counter()``
+    value), the blocks solved, and whether Ctrl-C stopped it.
 
     A block not started by the deadline, or left running by Ctrl-C, counts with its
-    conflicting duplicates; so does one where the ``incumbent`` labeling errs only on them,
-    which is then its optimum, proven without a search.
+    ``floors`` entry (a bound proven before; default: its conflicting duplicates); so does
+    one where the ``incumbent`` labeling errs no more than that, which is then its optimum,
+    proven without a search.
     """
     bounds = [float(np.minimum(wpos[b], wneg[b]).sum()) for b in blocks]
+    if floors is not None:
+        bounds = [max(a, b) for a, b in zip(bounds, floors, strict=True)]
     if incumbent is None:
         search = list(range(len(blocks)))
     else:
@@ -126,13 +129,13 @@ def _partition_sum(Z, wpos, wneg, blocks, incumbent, *, deadline: float, solver:
 
     try:
         for k, (value, complete, interrupted) in solve_blocks(jobs(), n_jobs):
-            bounds[k] = value
+            bounds[k] = max(bounds[k], value)
             state["solved"] += complete
             state["interrupted"] = state["interrupted"] or interrupted
-    except KeyboardInterrupt:  # blocks still running count with their conflicts
+    except KeyboardInterrupt:  # blocks still running count with their floors
         warn("partition_bound interrupted: returning the bound proven so far", UserWarning)
         state["interrupted"] = True
-    return float(sum(bounds)), state["solved"], state["interrupted"]
+    return bounds, state["solved"], state["interrupted"]
 
 
 def partition_bound(
@@ -143,12 +146,13 @@ def partition_bound(
     time_limit: float = 5.0,
     block_size: int | None = None,
     solver: str = "auto",
+    blocks: str = "local",
     incumbent: np.ndarray | None = None,
     random_state: int | np.random.Generator | None = 0,
     n_jobs: int | None = None,
 ) -> LowerBound:
-    """Sum of the exact optima of the blocks of partitions of the points into nearby points
-    (the best of the partitions tried within ``time_limit``).
+    """Sum of the exact optima of the blocks of partitions of the points (the best of the
+    partitions tried within ``time_limit``).
 
     Parameters
     ----------
@@ -160,14 +164,22 @@ def partition_bound(
         duplicates.
     block_size : int, optional
         Points per block. Default: the largest size whose enumeration would take a
-        twentieth of the budget; later partitions use larger blocks while time is left.
+        twentieth of the budget (``"local"``) or half of it on the workers (``"random"``);
+        later partitions use larger blocks while time is left.
     solver : {"auto", "ice", "iis"}
         Exact solver of the blocks: enumeration (:func:`solve_min01`), the IIS cover
         (:func:`solve_iis_cover`), or whichever the block's size suggests.
+    blocks : {"local", "random"}
+        ``"local"``: nearby points (:func:`~exactclf._partition.spatial_blocks`), half of
+        the partitions grown around the ``incumbent``'s errors
+        (:func:`~exactclf._partition.error_blocks`). ``"random"``: random samples of the
+        points (:func:`~exactclf._partition.random_blocks`), which prove more where errors
+        are spread through many points; each later partition merges the blocks of the one
+        before in pairs (:func:`~exactclf._partition.merged_pairs`), so that the bound
+        never falls when the budget ends inside a partition.
     incumbent : (n,) bool array, optional
-        A realizable labeling (e.g. the best known classifier's): half of the partitions
-        (drawn at random) are grown around its errors
-        (:func:`~exactclf._partition.error_blocks`), and it starts each block's search.
+        A realizable labeling (e.g. the best known classifier's): it starts each block's
+        search, and settles blocks where it errs only on conflicting duplicates.
     random_state : int, Generator or None
         Seeds the partitions: the same blocks whatever ``n_jobs``.
     n_jobs : int, optional
@@ -181,6 +193,8 @@ def partition_bound(
     >>> pos = Z[:, 0] + 0.5 * rng.normal(size=40) > 0
     >>> lb = partition_bound(Z, pos * 1.0, ~pos * 1.0, block_size=10)
     >>> lb.method.startswith("partition")
+    True
+    >>> partition_bound(Z, pos * 1.0, ~pos * 1.0, blocks="random").value >= lb.value - 10
     True
     """
     t0 = time.perf_counter()
@@ -197,6 +211,9 @@ def partition_bound(
     if incumbent is not None:
         incumbent = np.asarray(incumbent, dtype=bool)
         errors = np.where(incumbent, wneg, wpos) > np.minimum(wpos, wneg)
+    if blocks == "random":
+        return _random_partitions(Z, wpos, wneg, t0, time_limit, block_size, solver,
+                                  incumbent, rng, n_jobs, best)
     # small blocks first (a bound soon), then larger ones (a better bound) while time is
     # left: the same sizes whatever the workers, which only reach larger ones sooner
     m = block_size or _block_size(n, dim, 0.05 * time_limit)
@@ -205,18 +222,43 @@ def partition_bound(
         if time.perf_counter() - t0 >= time_limit:
             break
         if errors is not None and rng.random() < 0.5:
-            blocks = error_blocks(Z, errors, m, rng)
+            cut = error_blocks(Z, errors, m, rng)
         else:
-            blocks = spatial_blocks(Z, m, rng)
-        total, n_done, interrupted = _partition_sum(
-            Z, wpos, wneg, blocks, incumbent, deadline=t0 + time_limit, solver=solver,
+            cut = spatial_blocks(Z, m, rng)
+        values, n_done, interrupted = _partition_sum(
+            Z, wpos, wneg, cut, incumbent, deadline=t0 + time_limit, solver=solver,
             n_jobs=n_jobs)
-        if total > best.value:
-            best = LowerBound(total, f"partition ({n_done}/{len(blocks)} blocks of ~{m} "
-                                     f"points solved)")
+        if sum(values) > best.value:
+            best = LowerBound(float(sum(values)), f"partition ({n_done}/{len(cut)} blocks of "
+                                                  f"~{m} points solved)")
         if block_size is not None or m >= n:
             break
         m = min(n, int(m * 1.5) + 1)
+    best.interrupted = interrupted
+    best.elapsed = time.perf_counter() - t0
+    return best
+
+
+def _random_partitions(Z, wpos, wneg, t0, time_limit, block_size, solver, incumbent, rng,
+                       n_jobs, best) -> LowerBound:
+    """:func:`partition_bound` with ``blocks="random"``: one random partition, then its
+    blocks merged in pairs while time is left, each merged block counting with its parts'
+    sum until solved."""
+    n, dim = Z.shape
+    workers = effective_workers(n_jobs)
+    m = block_size or _block_size(n, dim, 0.5 * workers * time_limit)
+    cut, floors = random_blocks(n, m, rng), None
+    interrupted = False
+    while not interrupted and time.perf_counter() - t0 < time_limit:
+        values, n_done, interrupted = _partition_sum(
+            Z, wpos, wneg, cut, incumbent, deadline=t0 + time_limit, solver=solver,
+            n_jobs=n_jobs, floors=floors)
+        if sum(values) > best.value:
+            best = LowerBound(float(sum(values)), f"partition ({n_done}/{len(cut)} random "
+                                                  f"blocks of ~{n // len(cut)} points solved)")
+        if block_size is not None or len(cut) == 1:
+            break
+        cut, floors = merged_pairs(cut, values)
     best.interrupted = interrupted
     best.elapsed = time.perf_counter() - t0
     return best
