@@ -315,3 +315,39 @@ def test_resumed_solver_matches_one_run(seed):
     again.offer(opt.positive)
     assert again.best == pytest.approx(opt.value, rel=1e-12)
     assert again.run().value == pytest.approx(opt.value, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cover_model_first_cover_below_the_cutoff_and_bounds_stay_valid(seed):
+    """``first=True`` stops at any cover of cost at most the cutoff (never above it: HiGHS's
+    first solutions may exceed its objective bound), and proves ``cutoff`` when there is
+    none; the LP relaxation's bound stays valid with the ceiling row in the model."""
+    import itertools
+
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 10))
+    cost = rng.integers(1, 5, size=n).astype(float) * (1.0 if seed % 2 else 0.37)
+    sets = [rng.choice(n, size=int(rng.integers(2, 4)), replace=False) for _ in range(8)]
+    best = min(float(cost[list(s)].sum()) for r in range(n + 1)
+               for s in itertools.combinations(range(n), r)
+               if all(set(t) & set(s) for t in sets))
+    cm = CoverModel(cost)
+    cm.add_cuts(sets)
+    for cutoff in (best + 1.0, best, best - 0.3):
+        x, bound, _ = cm.solve(integer=True, cutoff=cutoff, first=True)
+        assert bound <= best + 1e-9
+        if cutoff >= best:
+            assert x is not None and cost @ x <= cutoff + 1e-9
+            assert all(x[t].sum() >= 1 - 1e-9 for t in sets)
+        else:
+            assert x is None and bound == pytest.approx(cm.round_bound(cutoff), abs=1e-9)
+    A = np.zeros((len(sets), n))
+    for r, t in enumerate(sets):
+        A[r, t] = 1.0
+    lp = linprog(cost, A_ub=-A, b_ub=-np.ones(len(sets)), bounds=(0, 1)).fun
+    _, bound, _ = cm.solve(integer=False)
+    assert lp - 1e-5 * max(1.0, lp) <= bound <= best + 1e-9
+    x, bound, optimal = cm.solve(integer=True)
+    assert optimal and cost @ x == pytest.approx(best)

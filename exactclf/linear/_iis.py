@@ -83,6 +83,8 @@ _COST_RANGE = 1e-6
 #: negligible against ``BOUND_RTOL`` unless the bound rests on costs below ``_COST_RANGE``
 #: of the largest; there the bound pays for it (and optimality may not be proven).
 _HIGHS_ATOL, _HIGHS_ATOL_PER_COLUMN = 1e-6, 1e-7
+#: HiGHS's ``mip_max_improving_sols`` when the MIP is solved to optimality (its default)
+_ALL_SOLUTIONS = 2**31 - 1
 
 
 @dataclass
@@ -480,6 +482,7 @@ class CoverModel:
         self._integer = False
         self._floor_row: int | None = None
         self._floor = 0.0  # in HiGHS's unit
+        self._ceiling_row: int | None = None
 
     def set_floor(self, value: float) -> None:
         """Add (or raise) the row ``c.x >= value``, ``value`` a proven lower bound on the
@@ -520,12 +523,17 @@ class CoverModel:
         return float(bound - slack)
 
     def solve(self, integer: bool = True, time_limit: float | None = None,
-              cutoff: float | None = None) -> tuple[np.ndarray | None, float, bool]:
+              cutoff: float | None = None, first: bool = False,
+              ) -> tuple[np.ndarray | None, float, bool]:
         """Solve the MIP (or its LP relaxation). With ``cutoff``, only covers of cost at most
         ``cutoff`` are sought: when there is none, ``x`` is None and the bound is ``cutoff``
-        (the optimum exceeds it)."""
+        (the optimum exceeds it). ``first`` (MIP with a ``cutoff`` only): stop at the first
+        cover of cost at most ``cutoff`` found, with the bound proven by then."""
         hs = self._highspy
         h = self._h
+        first = first and integer and cutoff is not None
+        self._set_ceiling(cutoff if first else None)
+        h.setOptionValue("mip_max_improving_sols", 1 if first else _ALL_SOLUTIONS)
         if integer != self._integer:
             kind = hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
             h.changeColsIntegrality(self.n, np.arange(self.n, dtype=np.int32),
@@ -560,6 +568,19 @@ class CoverModel:
                        and self.cost @ x <= bound + 2 * BOUND_RTOL * abs(bound))
         return x, bound, optimal
 
+    def _set_ceiling(self, cutoff: float | None) -> None:
+        """The row ``c.x <= cutoff`` (None: no ceiling): HiGHS's first solution may cost
+        more than its ``objective_bound``, never more than a row allows."""
+        ub = np.inf if cutoff is None else float(cutoff) / self.scale
+        if self._ceiling_row is None:
+            if cutoff is None:
+                return
+            self._ceiling_row = self._h.getNumRow()
+            self._h.addRow(-np.inf, ub, self.n, np.arange(self.n, dtype=np.int32),
+                           self._cost)
+        else:
+            self._h.changeRowBounds(self._ceiling_row, -np.inf, ub)
+
     def _dual_bound(self, row_dual: np.ndarray) -> float:
         """The LP relaxation's bound at the dual point ``y = max(row_dual, 0)``, from its
         definition: ``sum_r y_r rhs_r + sum_i min(0, c_i - (A^T y)_i)`` (``0 <= x <= 1``)
@@ -569,9 +590,12 @@ class CoverModel:
         rows = np.arange(len(y))
         value, lhs = 0.0, np.zeros(self.n)
         if self._floor_row is not None:
-            rows = np.delete(rows, self._floor_row)
             value += y[self._floor_row] * self._floor
             lhs += y[self._floor_row] * self._cost
+        # the ceiling's multiplier is taken as 0: the bound of the relaxation without it,
+        # valid with it
+        rows = np.delete(rows, [r for r in (self._floor_row, self._ceiling_row)
+                                if r is not None])
         y_cut = y[rows]  # the cut rows, in the order of self.cuts
         if len(self.cuts):
             np.add.at(lhs, np.concatenate(self.cuts),
@@ -665,6 +689,7 @@ class IISCoverSolver:
         self.elapsed = 0.0
         self._started = False  # the first peeling passes over all points are done
         self._pending = None  # a master cover not yet tested when a run's deadline came
+        self._improving = True  # the last round found a better labeling
         if incumbent is not None:
             self.offer(np.asarray(incumbent, dtype=bool))
 
@@ -750,9 +775,12 @@ class IISCoverSolver:
         # no MIP start: with one, HiGHS 1.16 returned the start as "Optimal"
         x, self._pending = self._pending, None
         if x is None or prob.cost @ x > cutoff:
+            # while rounds find better labelings any cover below the cutoff is worth testing,
+            # and HiGHS stops at the first; once they stall, the cheapest cover's IISs are
+            # the ones that raise the bound (benchmarks/results/ice_vs_baselines.txt)
             x, bound, _ = master.solve(integer=True,
                                        time_limit=deadline - time.perf_counter(),
-                                       cutoff=cutoff)
+                                       cutoff=cutoff, first=self._improving)
             self.raise_bound(prob.base + bound)
             self._report(t0)
         if self.done():
@@ -772,6 +800,7 @@ class IISCoverSolver:
             n_new += master.add_cuts(cuts)
             if not cuts or kept is None:
                 break
+        self._improving = self.best < before
         if n_new == 0 and self.best == before:
             if time.perf_counter() < deadline:
                 return StopReason.NUMERICAL  # the kept set is separable, yet not realized
