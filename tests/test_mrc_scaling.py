@@ -158,3 +158,35 @@ def test_many_classes_certificate_against_the_full_lp():
     assert clf.converged_ and abs(clf.upper_ - R_star) < 1e-7
     assert clf.upper_ - clf.lower_ <= 1e-7
 
+
+@pytest.mark.parametrize("K", [3, 7, 12])
+def test_rows_reach_highs_without_zeros(K):
+    """A row of sample i and subset C touches only the |C| class blocks of mu: the CSR
+    triplets handed to the LP hold ``1 + 2 |C| d`` entries (nu, mu1, mu2), none zero, the
+    same from a dense and a sparse ``Psi``, and they are the definition's row."""
+    import scipy.sparse as sp
+
+    from exactclf.mrc._rows import lp_rows
+
+    rng = np.random.default_rng(K)
+    d, r = 5, 9
+    U = rng.standard_normal((r, d))
+    masks = rng.random((r, K)) < 0.4
+    masks[np.arange(r), rng.integers(0, K, r)] = True
+    active = np.arange(K * d)
+    upper, starts, idx, val = lp_rows(U, masks, active, d)
+    sizes = masks.sum(axis=1)
+    np.testing.assert_array_equal(np.diff(np.r_[starts, len(idx)]), 1 + 2 * sizes * d)
+    assert np.all(val != 0.0)
+    np.testing.assert_allclose(upper, 1.0 / sizes - 1.0)
+    again = lp_rows(sp.csr_matrix(U), masks, active, d)
+    for a, b in zip((upper, starts, idx, val), again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    A = sp.csr_matrix((val, idx, np.r_[starts, len(idx)]), shape=(r, 1 + 2 * K * d)).toarray()
+    F = np.zeros((r, K * d))
+    for i in range(r):
+        for c in np.flatnonzero(masks[i]):
+            F[i, c * d:(c + 1) * d] = U[i] / sizes[i]
+    np.testing.assert_allclose(A[:, 0], -1.0)
+    np.testing.assert_allclose(A[:, 1::2], F)
+    np.testing.assert_allclose(A[:, 2::2], -F)
