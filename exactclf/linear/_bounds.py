@@ -38,6 +38,8 @@ __all__ = ["LowerBound", "conflict_bound", "cover_bound", "lower_bound", "partit
 
 #: candidate planes the enumeration scans per second (a conservative planning figure)
 _ICE_RATE = 2e6
+#: a block's search gets at least this many times its predicted enumeration time
+_NEED_SLACK = 2.0
 #: dimension from which the IIS bounds get the larger share of a budget
 _IIS_FIRST_DIM = 5
 
@@ -121,9 +123,12 @@ def _partition_sum(Z, wpos, wneg, blocks, incumbent, *, deadline: float, solver:
             left = deadline - time.perf_counter()
             if left <= 0 or state["interrupted"]:
                 return
-            # the time left, shared by the blocks not started, ``workers`` at a time
-            seconds = max(min(left, left * workers / (len(search) - i)), 1e-3)
             block = blocks[k]
+            # the time left, shared by the blocks not started, ``workers`` at a time, but at
+            # least what the block is predicted to need: a block stopped short proves little,
+            # so when time runs short fewer blocks are solved, each to the end
+            need = _NEED_SLACK * search_size(len(block), Z.shape[1]) / _ICE_RATE
+            seconds = max(min(left, max(left * workers / (len(search) - i), need)), 1e-3)
             yield k, _block_bound, (Z[block], wpos[block], wneg[block], time.time() + seconds,
                                     solver, None if incumbent is None else incumbent[block])
 
@@ -254,8 +259,10 @@ def _random_partitions(Z, wpos, wneg, t0, time_limit, block_size, solver, incumb
             Z, wpos, wneg, cut, incumbent, deadline=t0 + time_limit, solver=solver,
             n_jobs=n_jobs, floors=floors)
         if sum(values) > best.value:
+            halves = "" if floors is None else ", the others bounded by their halves"
             best = LowerBound(float(sum(values)), f"partition ({n_done}/{len(cut)} random "
-                                                  f"blocks of ~{n // len(cut)} points solved)")
+                                                  f"blocks of ~{n // len(cut)} points solved"
+                                                  f"{halves})")
         if block_size is not None or len(cut) == 1:
             break
         cut, floors = merged_pairs(cut, values)
