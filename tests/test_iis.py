@@ -351,3 +351,45 @@ def test_cover_model_first_cover_below_the_cutoff_and_bounds_stay_valid(seed):
     assert lp - 1e-5 * max(1.0, lp) <= bound <= best + 1e-9
     x, bound, optimal = cm.solve(integer=True)
     assert optimal and cost @ x == pytest.approx(best)
+
+
+def test_undecided_warm_lp_is_solved_again_cold():
+    """HiGHS can stop a warm-started Gordan LP at "Unknown" on a decidable subset; the oracle
+    re-solves it cold instead of ending the cover as "numerical" (70 Gaussian points in
+    12-D: 3 errors, bound 2, "numerical" in 0.4 s before; proven with the cold re-solve)."""
+    import highspy
+
+    from exactclf import ICEClassifier
+
+    r = np.random.default_rng(3)
+    X = r.normal(size=(70, 12))
+    y = (X @ r.normal(size=12) > 0).astype(int)
+    flip = r.random(70) < 0.1
+    y[flip] = 1 - y[flip]
+    clf = ICEClassifier(device="cpu", time_limit=30).fit(X, y)
+    assert clf.is_optimal_ and clf.stop_reason_ is None
+    # the same path forced: the oracle's first LP ends "Unknown"
+    calls = {"forced": 0}
+    oracle = _iis.IISOracle(X, np.where(y == 1, 1.0, -1.0))
+    status = oracle._h.getModelStatus
+
+    class Undecided:
+        def __init__(self, h):
+            self._h, self.first = h, True
+
+        def __getattr__(self, name):
+            return getattr(self._h, name)
+
+        def getModelStatus(self):
+            if self.first:
+                self.first = False
+                calls["forced"] += 1
+                return highspy.HighsModelStatus.kUnknown
+            return status()
+
+    oracle._h = Undecided(oracle._h)
+    keep = np.ones(70, dtype=bool)
+    cut = oracle.find_iis(keep, np.ones(70))
+    assert calls["forced"] == 1
+    assert cut is not None and strictly_separable(X[cut[1:]], y[cut[1:]] == 1)
+    assert not strictly_separable(X[cut], y[cut] == 1)

@@ -382,6 +382,14 @@ class IISOracle:
         h.changeColsCost(self.n, self._all, np.asarray(objective, dtype=np.float64))
         h.run()
         status = h.getModelStatus()
+        decided = (self._highspy.HighsModelStatus.kInfeasible,
+                   self._highspy.HighsModelStatus.kOptimal)
+        if status not in decided:
+            # a warm start can leave HiGHS undecided ("Unknown") on a decidable LP, which a
+            # cold start settles
+            h.clearSolver()
+            h.run()
+            status = h.getModelStatus()
         if status == self._highspy.HighsModelStatus.kInfeasible:
             return None
         if status != self._highspy.HighsModelStatus.kOptimal:
