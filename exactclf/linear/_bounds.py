@@ -169,8 +169,8 @@ def partition_bound(
         duplicates.
     block_size : int, optional
         Points per block. Default: the largest size whose enumeration would take a
-        twentieth of the budget (``"local"``) or half of it on the workers (``"random"``);
-        later partitions use larger blocks while time is left.
+        twentieth of the budget (``"local"``) or a tenth of it on the workers
+        (``"random"``); later partitions use larger blocks while time is left.
     solver : {"auto", "ice", "iis"}
         Exact solver of the blocks: enumeration (:func:`solve_min01`), the IIS cover
         (:func:`solve_iis_cover`), or whichever the block's size suggests.
@@ -251,7 +251,10 @@ def _random_partitions(Z, wpos, wneg, t0, time_limit, block_size, solver, incumb
     sum until solved."""
     n, dim = Z.shape
     workers = effective_workers(n_jobs)
-    m = block_size or _block_size(n, dim, 0.5 * workers * time_limit)
+    # a first partition predicted to take a tenth of the budget: one that is not finished
+    # proves little (its blocks not solved count with their conflicts), and under load
+    # the prediction is optimistic; the merged partitions after it never lose
+    m = block_size or _block_size(n, dim, 0.1 * workers * time_limit)
     cut, floors = random_blocks(n, m, rng), None
     interrupted = False
     while not interrupted and time.perf_counter() - t0 < time_limit:
