@@ -17,8 +17,10 @@ from exactclf import DeepICEMaxoutClassifier
 from exactclf._partition import error_blocks
 from exactclf._search import ChunkResult, run_search
 from exactclf.linear._bounds import LowerBound
+from exactclf.linear._local_cover import LocalCoverBound, local_cover_bound
 from exactclf.maxout import _bounds, _coreset, _deepice, _portfolio
 from exactclf.maxout._bounds import partition_bound, spatial_blocks
+from exactclf.maxout._cliques import clique_cover_bound
 from exactclf.maxout._coreset import CoresetResult, coreset_union
 from exactclf.maxout._exact import (
     estimate_union,
@@ -47,6 +49,14 @@ def _noisy_disk(seed, n, noise):
     X = rng.normal(size=(n, 2))
     y = ((X**2).sum(axis=1) + noise * rng.normal(size=n) > 1.2).astype(int)
     return X, y
+
+
+def _no_pair_cover(monkeypatch):
+    """The portfolio without its pair obstruction cover (which proves the noisy disks
+    optimal): a bound that stalls."""
+    monkeypatch.setattr(_portfolio, "clique_cover_bound", lambda Z, want_w, other_w, K, **kw:
+                        LocalCoverBound(float(np.minimum(want_w, other_w).sum()),
+                                        "conflicting duplicates"))
 
 
 def test_spatial_blocks_partition_the_points():
@@ -94,6 +104,50 @@ def test_coreset_pass_sums_are_lower_bounds(seed):
             assert res.lower_bound <= best <= res.value
             inside = union_on(Z, res.planes)
             assert res.value == float(other_w[inside].sum() + want_w[~inside].sum())
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_pair_obstruction_cover_never_exceeds_the_optimum(seed):
+    """The cover of obstructions of K + 1 pairwise blocked points, K = 1..3, both
+    polarities, random and degenerate instances with conflicts: at most the brute-force
+    optimum of networks of K half-spaces, at least the conflicts."""
+    rng, Z, wpos, wneg = _instance(seed, n_max=8)
+    for K in (1, 2, 3):
+        for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+            best = _brute_force_union(Z, want_w, other_w, K)
+            lb = clique_cover_bound(Z, want_w, other_w, K, time_limit=20, random_state=seed)
+            assert float(np.minimum(want_w, other_w).sum()) <= lb.value <= best
+            assert not lb.interrupted
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_obstructions_of_blocked_triangles(seed):
+    """Triangles of the union's class whose sides are blocked by points of the other class
+    (their midpoints): no point lies in the hull of the others, so the K-free cover proves
+    nothing, but networks of K = 2 half-spaces err on each triangle, and the pair cover
+    proves it; K = 3 fits one triangle. Every obstruction kept is one (brute force)."""
+    rng = np.random.default_rng(seed)
+    tris = []
+    for k in range(1 + seed % 2):
+        r, phi = 1 + rng.random(), rng.random()
+        angles = phi + 2 * np.pi * np.arange(3) / 3
+        tris.append(10.0 * k + r * np.c_[np.cos(angles), np.sin(angles)])
+    P = np.vstack(tris)
+    M = np.vstack([(t + np.roll(t, 1, axis=0)) / 2 for t in tris])
+    Z = np.vstack([P, M])
+    want = np.r_[np.ones(len(P)), np.zeros(len(M))]
+    if len(tris) == 1:  # (a vertex may lie in the hull of midpoints of both triangles)
+        assert local_cover_bound(Z, want, 1 - want, hull_only=True, time_limit=10).value == 0
+    for K in (2, 3):
+        lb = clique_cover_bound(Z, want, 1 - want, K, time_limit=20, random_state=seed)
+        best = _brute_force_union(Z, want, 1 - want, K)
+        assert lb.value <= best
+        if K == 2:
+            assert lb.value == len(tris)
+        elif len(tris) == 1:
+            assert lb.value == best == 0
+        for cut in lb.cuts:  # each obstruction: no network of K half-spaces fits it
+            assert _brute_force_union(Z[cut], want[cut], 1 - want[cut], K) >= 1
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -268,6 +322,7 @@ def test_ctrl_c_in_a_local_search_ends_the_fit(monkeypatch, where):
 def test_stalled_bounds_end_the_fit_and_say_so(monkeypatch):
     """When no partition bound can rise any more (here: none is tried) and the exact search
     does not fit, the portfolio returns before its budget, saying why."""
+    _no_pair_cover(monkeypatch)
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
     monkeypatch.setattr(_portfolio, "_STALLED_PARTITIONS", 0)
     monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)
@@ -283,6 +338,7 @@ def test_stalled_bounds_hand_their_time_to_more_heuristic_runs(monkeypatch):
     """With the bounds stalled and time left, the coreset heuristic runs again with other
     blocks (``run`` >= 1) until _STALLED_RUNS runs find no better network: the network
     returned is never worse than the one before those runs, and the certificate holds."""
+    _no_pair_cover(monkeypatch)
     monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
     monkeypatch.setattr(_portfolio, "_STALLED_PARTITIONS", 0)
     monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)
@@ -305,6 +361,80 @@ def test_stalled_bounds_hand_their_time_to_more_heuristic_runs(monkeypatch):
     assert max(runs) >= _portfolio._STALLED_RUNS  # at least the runs that found nothing
     assert clf.training_errors_ == _errors(clf, X, y) <= before
     assert clf.lower_bound_ <= clf.training_errors_
+
+
+def test_blocks_growing_back_are_no_progress(monkeypatch):
+    """Partition bounds that never rise, whose blocks shrink (a block search ran out of
+    time) and grow back to a size already tried, stall after _STALLED_PARTITIONS
+    partitions: their time goes elsewhere instead of to the same partitions until the
+    deadline."""
+    _no_pair_cover(monkeypatch)
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)
+    monkeypatch.setattr(_portfolio, "_STALLED_RUNS", 0)  # no more heuristic runs
+    calls = []
+
+    def seesaw(Z, want_w, other_w, K, *, start, **kwargs):
+        calls.append(start.size)
+        size = 30 if start.size == 40 else 40
+        return _bounds.PartitionBound(start.value, start.method, size=size,
+                                      block_seconds=1.0)
+
+    monkeypatch.setattr(_portfolio, "partition_bound", seesaw)
+    X, y = _noisy_disk(4, 150, 0.8)
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=3600, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="bounds stalled"):
+        clf.fit(X, y)
+    assert clf.stop_reason_ == "bounds stalled"
+    # each polarity: the first growth to 40, then at most _STALLED_PARTITIONS more, in
+    # each of the two rounds of bounds
+    assert len(calls) <= 2 * 2 * (_portfolio._STALLED_PARTITIONS + 1)
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+
+
+@pytest.mark.parametrize("interrupt", [False, True])
+def test_an_unproven_linear_seed_is_solved_again(monkeypatch, interrupt):
+    """The linear seed stopped early with a poor plane (here: the empty half-space), the
+    heuristics and the local search find nothing better and the bounds stall: the linear
+    problem is solved again with the time left, and the fit returns no more errors than the
+    exact linear optimum (a network of K half-spaces may use one plane); Ctrl-C there ends
+    the fit with a realized network above a valid bound."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_LINEAR", 0)
+    monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)  # no exact search of networks
+    monkeypatch.setattr(_portfolio, "_STALLED_PARTITIONS", 0)
+
+    def no_heuristic(Z, want_w, other_w, K, **kwargs):
+        empty = (np.zeros(Z.shape[1]), -1.0)
+        return CoresetResult(float(want_w.sum()), [empty] * K, 0.0, 0, 0, None)
+
+    monkeypatch.setattr(_portfolio, "coreset_union", no_heuristic)
+    monkeypatch.setattr(_portfolio, "refine", lambda Z, planes, want_w, other_w, **kw: (
+        planes, float(other_w[union_on(Z, planes)].sum()
+                      + want_w[~union_on(Z, planes)].sum()), False))
+    real, calls = _portfolio.solve_portfolio, []
+
+    def poor_first(Z, Zf, want_w, other_w, **kwargs):
+        res = real(Z, Zf, want_w, other_w, **kwargs)
+        calls.append(kwargs["time_limit"])
+        if len(calls) == 1:  # the seed: nothing found, nothing proven
+            return dataclasses.replace(res, positive=np.zeros(len(Z), dtype=bool),
+                                       value=float(want_w.sum()), lower_bound=0.0,
+                                       complete=False, stop_reason="time_limit")
+        return dataclasses.replace(res, stop_reason="interrupted") if interrupt else res
+
+    monkeypatch.setattr(_portfolio, "solve_portfolio", poor_first)
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + 0.8 * rng.normal(size=60) > 0.3).astype(int)
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=60, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        clf.fit(X, y)
+    assert len(calls) == 2
+    linear = DeepICEMaxoutClassifier(n_hyperplanes=1, method="exact").fit(X, y)
+    assert clf.training_errors_ == _errors(clf, X, y) <= linear.training_errors_
+    assert clf.lower_bound_ <= clf.training_errors_
+    assert (clf.stop_reason_ == "interrupted") == interrupt
 
 
 def test_portfolio_time_limit_keeps_valid_certificates(monkeypatch):

@@ -49,6 +49,10 @@ _NO_WITNESS = {
     "obstruction cover": "an obstruction cover bound rests on sets of points, one of the "
                          "union's class in the convex hull of the others, each verified "
                          "exactly; they are not kept here",
+    "pair obstruction cover": "a cover bound over obstructions (a point of the union's "
+                              "class in the convex hull of points of the other class, or "
+                              "K + 1 of them whose every pair's segment meets such a hull), "
+                              "each hull verified exactly; they are not kept here",
 }
 
 
@@ -142,7 +146,11 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         How ``lower_bound_`` is proven: ``"exact"`` (a complete exact search),
         ``"linear"`` (K = 1: the bounds of :class:`ICEClassifier`, IIS cover or partition),
         ``"partition"`` (the sum of the exact optima of the blocks of a partition of the
-        points) or ``"conflicting duplicates"`` (identical points with both labels).
+        points), ``"obstruction cover"`` (sets of points no network classifies all
+        correctly: one of a class in the convex hull of points of the other),
+        ``"pair obstruction cover"`` (those, and K + 1 points of a class whose every pair
+        is blocked by a convex hull of points of the other) or ``"conflicting
+        duplicates"`` (identical points with both labels).
     gap_ : float
         ``(training_errors_ - lower_bound_) / training_errors_`` (0 when proven optimal or
         without errors), invariant to the units of the weights.

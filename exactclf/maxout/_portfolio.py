@@ -13,7 +13,8 @@ the weights of the union class and of the other class at each point.
   best plane of the linear problem; for each polarity the heuristic's network and one grown
   from that plane by local search; proven partition lower bounds (:mod:`._bounds`); the exact
   search below the best network where its sampled cost fits; the bounds again with the
-  time left; and when they stall, further runs of the heuristic for better networks. It
+  time left; and when they stall, the linear problem again with more time (when its seed
+  was not proven optimal) and further runs of the heuristic for better networks. It
   stops as soon as a bound meets the best network's errors.
 
 Every polarity's result holds its best network (realized on ``Z``), a proven lower bound on
@@ -39,6 +40,7 @@ from ..linear._bounds import conflict_bound
 from ..linear._local_cover import local_cover_bound
 from ..linear._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PartitionBound, partition_bound
+from ._cliques import clique_cover_bound
 from ._coreset import coreset_union, refine
 from ._exact import estimate_union, exact_union, prepare_union, realize_union, union_on
 
@@ -74,12 +76,19 @@ _STALLED_PARTITIONS = 3
 #: seconds are left, until this many runs in a row found no better network
 _MIN_SEARCH_SECONDS = 1.0
 _STALLED_RUNS = 5
+#: share of the budget for solving the linear problem again, with the time that stalled
+#: bounds leave, when its seed was not proven optimal: a network of K half-spaces may use
+#: one plane, so the fit must not return more errors than a longer linear search finds
+_LINEAR_RETRY_SHARE = 0.25
 #: share of the budget (each polarity) for the obstruction cover before the partition
 #: bounds, and again with the time the partition bounds leave when they stall
 _OBSTRUCTION_SHARE = 0.05
 #: and at most these seconds before the partition bounds (the search converges in seconds
 #: on the small sets where partition bounds are tried)
 _OBSTRUCTION_SECONDS = 30.0
+#: and for K >= 2 the same for the cover of obstructions of K + 1 pairwise blocked points
+_PAIR_SHARE = 0.15
+_PAIR_SECONDS = 60.0
 
 
 @dataclass
@@ -161,6 +170,7 @@ class MaxoutSearch:
         self.budget = (settings.time_limit if settings.time_limit is not None
                        else _DEFAULT_BUDGET)
         self.deadline = t0 + self.budget
+        self.linear = None  # the portfolio's linear seed (a linear portfolio result)
 
     def run(self) -> dict[int, PolarityResult]:
         """The best network of each polarity searched (after Ctrl-C, possibly only one)."""
@@ -283,7 +293,7 @@ class MaxoutSearch:
         the budget is spent; what time is left improves the bounds of the polarities still
         open, then their networks (:meth:`_search_more`)."""
         try:
-            linear = self._linear_seed()
+            linear = self.linear = self._linear_seed()
             if linear is None or self._heuristics(linear):
                 return self.results
             # the better polarity first: the other then only has to be ruled out
@@ -355,7 +365,8 @@ class MaxoutSearch:
         # proves at once what partitions of small blocks never reach)
         cheap = planes / PLANE_RATE <= _CHEAP_SHARE * self.budget
         if self._obstructions(order, min(_OBSTRUCTION_SHARE * self.budget,
-                                         _OBSTRUCTION_SECONDS)):
+                                         _OBSTRUCTION_SECONDS),
+                              min(_PAIR_SHARE * self.budget, _PAIR_SECONDS)):
             return True
         for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
             if phase == "bounds":
@@ -371,14 +382,18 @@ class MaxoutSearch:
         if self._bounds(order, self.deadline, self.settings.seed + 1):
             return True
         # the partition bounds stalled before the deadline: the obstructions take the rest
-        return self._obstructions(order, self.left() / len(order), seed=1)
+        share = self.left() / len(order) / 2
+        return self._obstructions(order, share, share, seed=1)
 
     def _search_more(self, order) -> bool:
-        """The time that stalled bounds leave goes to the networks: the coreset heuristic
+        """The time that stalled bounds leave goes to the networks: the linear problem
+        again when its seed was not proven (:meth:`_retry_linear`), then the coreset heuristic
         again, drawing other blocks at every run, on each polarity that could still beat
         the best network (a better network closes the gap from above; its pass sums are
         bounds too), until :data:`_STALLED_RUNS` runs in a row find none. True if Ctrl-C
         stopped it."""
+        if self._retry_linear():
+            return True
         run = stalled = 0
         while self.left() >= _MIN_SEARCH_SECONDS and stalled < _STALLED_RUNS:
             open_ = [p for p in order if self.results[p].lower < self.incumbent()]
@@ -402,11 +417,40 @@ class MaxoutSearch:
                 stalled = 0
         return False
 
-    def _obstructions(self, order, seconds, seed=0) -> bool:
-        """The obstruction cover bound (points of the union class in the convex hull of
-        points of the other class, :func:`~exactclf.linear._local_cover.local_cover_bound`)
-        of each open polarity, searched first around the union-class points its network
-        leaves out, in at most ``seconds`` each; True if Ctrl-C stopped it."""
+    def _retry_linear(self) -> bool:
+        """The linear problem again, for at most :data:`_LINEAR_RETRY_SHARE` of the budget,
+        when its seed was not proven optimal, its bound leaves room below the best network
+        and a polarity is still open: every polarity takes the plane found (or its
+        complement) if it errs less. A longer search from scratch is what ``ICEClassifier``
+        runs with a longer budget, so a K >= 2 fit does not end above the linear model
+        that one would return. True if Ctrl-C stopped it."""
+        linear, incumbent = self.linear, self.incumbent()
+        if (self.K == 1 or linear is None or linear.complete
+                or linear.lower_bound >= incumbent
+                or all(r.lower >= incumbent for r in self.results.values())
+                or self.left() < _MIN_SEARCH_SECONDS):
+            return False
+        first, want_w, other_w = self.searches[0]
+        again = solve_portfolio(self.Z, self.Z, want_w, other_w,
+                                time_limit=min(_LINEAR_RETRY_SHARE * self.budget, self.left()),
+                                n_jobs=self.settings.n_jobs)
+        self.say(f"linear problem again: {again.value:g} errors")
+        for polarity, want_p, other_p in self.searches:
+            side = again.positive if polarity == first else ~again.positive
+            self._adopt([side], want_p, other_p, self.results[polarity])
+        if again.stop_reason == StopReason.INTERRUPTED:
+            for r in self.results.values():
+                r.stop_reason = StopReason.INTERRUPTED
+            return True
+        return False
+
+    def _obstructions(self, order, seconds, pair_seconds, seed=0) -> bool:
+        """The obstruction cover bounds of each open polarity, in at most ``seconds`` and
+        ``pair_seconds`` each: points of the union class in the convex hull of points of
+        the other class (:func:`~exactclf.linear._local_cover.local_cover_bound`, searched
+        first around the union-class points its network leaves out), then for K >= 2 with
+        those, K + 1 union points pairwise blocked by the other class
+        (:func:`~._cliques.clique_cover_bound`); True if Ctrl-C stopped them."""
         for p in order:
             res = self.results[p]
             if res.lower >= self.incumbent() or self.left() <= 0 or seconds <= 0:
@@ -416,14 +460,28 @@ class MaxoutSearch:
             got = local_cover_bound(self.Z, want_w, other_w, anchors=missed, hull_only=True,
                                     time_limit=min(seconds, self.left()),
                                     random_state=self.settings.seed + seed)
-            if got.value > res.lower:
-                res.lower, res.bound_method = got.value, "obstruction cover"
-                self.say(f"polarity {p:+d}: bound {got.value:g} (obstruction cover, "
-                         f"{len(got.cuts)} obstructions)")
-            if got.interrupted:
-                res.stop_reason = StopReason.INTERRUPTED
+            if self._take_cover(p, got, "obstruction cover"):
+                return True
+            if self.K == 1 or res.lower >= self.incumbent() or pair_seconds <= 0:
+                continue
+            pairs = clique_cover_bound(self.Z, want_w, other_w, self.K,
+                                       time_limit=max(min(pair_seconds, self.left()), 1e-3),
+                                       cuts=got.cuts, random_state=self.settings.seed + seed)
+            if self._take_cover(p, pairs, "pair obstruction cover"):
                 return True
         return False
+
+    def _take_cover(self, polarity, got, how) -> bool:
+        """The polarity's bound becomes the cover bound ``got`` (proven ``how``) if higher;
+        True if Ctrl-C stopped its search."""
+        res = self.results[polarity]
+        if got.value > res.lower:
+            res.lower, res.bound_method = got.value, how
+            self.say(f"polarity {polarity:+d}: bound {got.value:g} ({how}, "
+                     f"{len(got.cuts)} obstructions)")
+        if got.interrupted:
+            res.stop_reason = StopReason.INTERRUPTED
+        return got.interrupted
 
     def _bounds(self, order, until, seed) -> bool:
         """Partition bounds until ``until`` (a ``time.perf_counter()`` value), one partition
@@ -432,6 +490,9 @@ class MaxoutSearch:
         predicted to fit; True if Ctrl-C stopped them."""
         results, incumbent = self.results, self.incumbent()
         stalled = dict.fromkeys(order, 0)  # partitions in a row without progress
+        # blocks that grow back after a block search ran out of time and shrank them are
+        # no progress: only a size never reached before is
+        largest = {p: results[p].size for p in order}
         while time.perf_counter() < until:
             open_ = sorted((results[p].lower, p) for p in order
                            if results[p].lower < incumbent
@@ -441,10 +502,11 @@ class MaxoutSearch:
                 return False
             p = open_[0][1]
             seed += len(order)
-            before, size = results[p].lower, results[p].size
+            before = results[p].lower
             if self._improve_bound(p, incumbent, until - time.perf_counter(), seed):
                 return True
-            improved = results[p].lower > before or results[p].size > size
+            improved = results[p].lower > before or results[p].size > largest[p]
+            largest[p] = max(largest[p], results[p].size)
             stalled[p] = 0 if improved else stalled[p] + 1
             if improved:
                 self.say(f"polarity {p:+d}: bound {results[p].lower:g} "
