@@ -276,3 +276,30 @@ def test_random_partition_bound_carries_the_certificate_of_a_large_low_dimension
     assert 0.4 * clf.training_errors_ < clf.lower_bound_ < clf.training_errors_
     assert clf.certificate_.witness.kind == "none"
     assert_verifies(clf, X, y)
+
+
+@pytest.mark.parametrize("paths", [["iis_cover"], ["exact", "iis_cover"]])
+def test_random_partitions_leave_the_enumeration_its_time(monkeypatch, paths):
+    """The random partitions take the rest of the budget only where the enumeration cannot
+    finish in it; where it may, they take their share and the enumeration runs after."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(400, 3))
+    pos = Z[:, 0] + rng.normal(size=400) > 0
+    monkeypatch.setattr(_portfolio, "_LOCAL_FROM_SECONDS", 0.0)
+    monkeypatch.setattr(_portfolio, "worth_searching", lambda n, dim: True)
+    monkeypatch.setattr(_portfolio, "path_order", lambda *args, **kwargs: list(paths))
+    seen = {}
+    real = _portfolio.partition_bound
+
+    def spy(*args, **kwargs):
+        seen["seconds"] = kwargs["time_limit"]
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_portfolio, "partition_bound", spy)
+    res = _portfolio.solve_portfolio(Z, Z, pos * 1.0, ~pos * 1.0, time_limit=8.0)
+    if paths[0] == "exact":
+        assert seen["seconds"] == pytest.approx(_portfolio._RANDOM_PARTITION_SHARE * 8.0)
+        assert res.n_candidates > 0  # the enumeration ran after them
+    else:
+        assert seen["seconds"] > _portfolio._RANDOM_PARTITION_SHARE * 8.0
+    assert res.lower_bound <= res.value

@@ -66,13 +66,14 @@ _LOCAL_SEARCH_SHARE, _LOCAL_COVER_SHARE = 0.3, 0.3
 _LOCAL_SEARCH_SECONDS, _LOCAL_COVER_SECONDS = 30.0, 20.0
 #: below :data:`_IIS_FIRST_DIM`, beyond the exact range, the partition bound on random
 #: blocks takes the rest of the budget after the local search and a third of the local
-#: cover's share (the seconds here without a time limit): there the errors of large data
-#: sets are spread through the points and random blocks prove far more (skin segmentation,
-#: 51433 x 3, 60 s: local IIS cover 73 and IIS cover 74 against about 4600 of 6913
-#: errors), and the IIS cover's LPs over so many points outlast their turn; from D = 5 the
-#: IIS covers win (ai4i, 10000 x 6: blocks of 400 random points sum to about 83, the local
-#: cover proves 124 of 253)
-_RANDOM_PARTITION_SECONDS = 30.0
+#: cover's share (this share of it where the enumeration may still finish, and these
+#: seconds without a time limit): there the errors of large data sets are spread through
+#: the points and random blocks prove far more (skin segmentation, 51433 x 3, 60 s: local
+#: IIS cover 73 and IIS cover 74 against about 4600 of 6913 errors), and the IIS cover's
+#: LPs over so many points outlast their turn; from D = 5 the IIS covers win (ai4i,
+#: 10000 x 6: blocks of 400 random points sum to about 83, the local cover proves 124 of
+#: 253)
+_RANDOM_PARTITION_SHARE, _RANDOM_PARTITION_SECONDS = 0.3, 30.0
 #: from this dimension on, beyond the exact range, the MILP incumbent gets half the budget
 #: and the local cover a third of its share: there the MILP finds the better planes (steel
 #: plates, 27-D: 406 errors in 60 s, against 465 for the local search from the surrogates
@@ -260,9 +261,12 @@ def solve_portfolio(
     seed = None  # the local cover, whose IISs and bound start the IIS cover
     bounded_beyond = False  # the local cover (and partitions) ran: no quick bound after
     if beyond and not interrupted:
+        # the partitions take the rest of the budget unless the enumeration may still
+        # finish in it (it then gets the time after their share)
+        partitions = None if "exact" not in order else _RANDOM_PARTITION_SHARE
         best_pos, best, source, interrupted, local, blocks = _beyond_exact_range(
-            Z, wpos, wneg, best_pos, best, source, time_limit, deadline, max(fitted, 0.0),
-            n_jobs, verbose)
+            Z, wpos, wneg, best_pos, best, source, time_limit, deadline, partitions,
+            max(fitted, 0.0), n_jobs, verbose)
         bounded_beyond = local is not None
         if local is not None and local.value > bound.value:
             bound, local_cuts, seed = local, local.cuts, local
@@ -402,14 +406,14 @@ def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose
     return iis.run(None if seconds is None else max(rest(), 1e-3))
 
 
-def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, deadline, spent,
-                        n_jobs, verbose):
+def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, deadline,
+                        partitions, spent, n_jobs, verbose):
     """Beyond the exact range: the local search from the incumbent (in its share of
     ``time_limit``, less the ``spent`` seconds of the incumbents' networks), then the local
     IIS cover bound around its errors (in its share) and, below :data:`_IIS_FIRST_DIM`, the
-    partition bound on random blocks until the ``deadline``. Returns the incumbent
-    ``(positive, errors, source, interrupted)`` and the two bounds (None where Ctrl-C came
-    first or not run)."""
+    partition bound on random blocks in the ``partitions`` share of ``time_limit`` (None:
+    until the ``deadline``). Returns the incumbent ``(positive, errors, source,
+    interrupted)`` and the two bounds (None where Ctrl-C came first or not run)."""
     def seconds(share, default):
         return default if time_limit is None else share * time_limit
 
@@ -434,8 +438,9 @@ def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, deadl
         return best_pos, best, source, local.interrupted, local, None
     blocks = partition_bound(
         Z, wpos, wneg, blocks="random", incumbent=best_pos, n_jobs=n_jobs,
-        time_limit=max(deadline - time.perf_counter(), 1e-3) if time_limit is not None
-        else _RANDOM_PARTITION_SECONDS)
+        time_limit=(_RANDOM_PARTITION_SECONDS if time_limit is None
+                    else partitions * time_limit if partitions is not None
+                    else max(deadline - time.perf_counter(), 1e-3)))
     if verbose:
         print(f"ICEClassifier: {blocks.method}: bound {blocks.value:g} "
               f"({blocks.elapsed:.3g} s)", file=sys.stderr, flush=True)
