@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from _helpers import assert_verifies, brute_force_min01, random_instance
 from scipy.optimize import linprog
+from sklearn.exceptions import ConvergenceWarning
 
 from exactclf import DeepICEMaxoutClassifier, ICEClassifier
 from exactclf._separator import max_margin_separator
@@ -269,8 +270,7 @@ def test_random_partition_bound_carries_the_certificate_of_a_large_low_dimension
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 3))
     y = X[:, 0] + X[:, 1] + rng.normal(size=2000) > 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(ConvergenceWarning, match="stopped early .* beyond the exact range"):
         clf = ICEClassifier(time_limit=6.0).fit(X, y)
     assert clf.lower_bound_method_.startswith("partition (")
     assert 0.4 * clf.training_errors_ < clf.lower_bound_ < clf.training_errors_

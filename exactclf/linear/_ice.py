@@ -291,6 +291,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 why = "used the MILP heuristic (method='milp')"
             elif stop in (StopReason.THIN_POINTS, StopReason.UNREALIZABLE_MARGIN):
                 why = f"cannot prove its optimum ({stop})"
+            elif bound_method.startswith("partition"):  # its bound from exact blocks
+                why = f"stopped early ({stop}) beyond the exact range"
             elif self.method_ == "iis_cover":  # the cover counts no candidates
                 why = f"stopped early ({stop}) in the IIS cover"
             else:
