@@ -125,9 +125,12 @@ def _partition_sum(Z, wpos, wneg, blocks, incumbent, *, deadline: float, solver:
                 return
             block = blocks[k]
             # the time left, shared by the blocks not started, ``workers`` at a time, but at
-            # least what the block is predicted to need: a block stopped short proves little,
-            # so when time runs short fewer blocks are solved, each to the end
+            # least what the block's enumeration is predicted to need where it fits: a block
+            # stopped short proves little, so when time runs short fewer blocks are solved,
+            # each to the end (an IIS cover's time cannot be predicted: its fair share)
             need = _NEED_SLACK * search_size(len(block), Z.shape[1]) / _ICE_RATE
+            if solver == "iis" or need > left:
+                need = 0.0
             seconds = max(min(left, max(left * workers / (len(search) - i), need)), 1e-3)
             yield k, _block_bound, (Z[block], wpos[block], wneg[block], time.time() + seconds,
                                     solver, None if incumbent is None else incumbent[block])
