@@ -104,6 +104,19 @@ def test_obstruction_cover_bounds_every_number_of_half_spaces(seed):
             assert (want_w[t] > other_w[t]).sum() == 1
 
 
+def _spy(monkeypatch, name):
+    """Replace ``_portfolio.<name>`` by a wrapper that records its last call: a dict with
+    the call's ``kwargs`` and its ``result``."""
+    real, seen = getattr(_portfolio, name), {}
+
+    def spy(*args, **kwargs):
+        seen["kwargs"], seen["result"] = kwargs, real(*args, **kwargs)
+        return seen["result"]
+
+    monkeypatch.setattr(_portfolio, name, spy)
+    return seen
+
+
 def test_obstruction_bound_below_the_exact_networks():
     """On a noisy disk the obstruction bound is positive and at most the optimum of K = 2
     found by the exact search, in both polarities."""
@@ -162,17 +175,10 @@ def test_portfolio_hands_the_local_cover_to_the_iis_cover(monkeypatch):
     pos = Z[:, 0] + 0.5 * rng.normal(size=n) > 0
     wpos, wneg = pos * 1.0, ~pos * 1.0
     monkeypatch.setattr(_portfolio, "_LOCAL_FROM_SECONDS", 0.0)
-    seen = {}
-    real = _portfolio.local_cover_bound
-
-    def spy(*args, **kwargs):
-        seen["local"] = real(*args, **kwargs)
-        return seen["local"]
-
-    monkeypatch.setattr(_portfolio, "local_cover_bound", spy)
+    seen = _spy(monkeypatch, "local_cover_bound")
     res = _portfolio.solve_portfolio(Z, Z, wpos, wneg, method="iis_cover", time_limit=6.0)
-    assert "local" in seen
-    assert res.lower_bound >= min(seen["local"].value, res.value)
+    assert "result" in seen
+    assert res.lower_bound >= min(seen["result"].value, res.value)
     assert res.iis is not None
     assert all(_is_iis(Z, wpos, wneg, t) for t in res.iis)
 
@@ -242,22 +248,15 @@ def test_low_dimension_beyond_the_exact_range_takes_the_random_partition_bound(m
     w = rng.integers(1, 4, size=n).astype(float) if seed == 2 else None
     monkeypatch.setattr(_portfolio, "_LOCAL_FROM_SECONDS", 0.0)
     monkeypatch.setattr(_portfolio, "worth_searching", lambda n, dim: True)
-    seen = {}
-    real = _portfolio.partition_bound
-
-    def spy(*args, **kwargs):
-        seen["partition"] = real(*args, **kwargs)
-        return seen["partition"]
-
-    monkeypatch.setattr(_portfolio, "partition_bound", spy)
+    seen = _spy(monkeypatch, "partition_bound")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = ICEClassifier(time_limit=4.0, method="auto").fit(X, y, sample_weight=w)
         opt = ICEClassifier(method="exact").fit(X, y, sample_weight=w).training_errors_
-    assert seen["partition"].method.startswith("partition (")
-    assert seen["partition"].value <= opt
+    assert seen["result"].method.startswith("partition (")
+    assert seen["result"].value <= opt
     assert clf.lower_bound_ <= opt <= clf.training_errors_
-    assert clf.lower_bound_ >= min(seen["partition"].value, clf.training_errors_)
+    assert clf.lower_bound_ >= min(seen["result"].value, clf.training_errors_)
     if clf.lower_bound_method_.startswith("partition"):
         assert clf.certificate_.witness.kind == "none"
     assert_verifies(clf, X, y, w)
@@ -288,18 +287,12 @@ def test_random_partitions_leave_the_enumeration_its_time(monkeypatch, paths):
     monkeypatch.setattr(_portfolio, "_LOCAL_FROM_SECONDS", 0.0)
     monkeypatch.setattr(_portfolio, "worth_searching", lambda n, dim: True)
     monkeypatch.setattr(_portfolio, "path_order", lambda *args, **kwargs: list(paths))
-    seen = {}
-    real = _portfolio.partition_bound
-
-    def spy(*args, **kwargs):
-        seen["seconds"] = kwargs["time_limit"]
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_portfolio, "partition_bound", spy)
+    seen = _spy(monkeypatch, "partition_bound")
     res = _portfolio.solve_portfolio(Z, Z, pos * 1.0, ~pos * 1.0, time_limit=8.0)
+    seconds = seen["kwargs"]["time_limit"]
     if paths[0] == "exact":
-        assert seen["seconds"] == pytest.approx(_portfolio._RANDOM_PARTITION_SHARE * 8.0)
+        assert seconds == pytest.approx(_portfolio._RANDOM_PARTITION_SHARE * 8.0)
         assert res.n_candidates > 0  # the enumeration ran after them
     else:
-        assert seen["seconds"] > _portfolio._RANDOM_PARTITION_SHARE * 8.0
+        assert seconds > _portfolio._RANDOM_PARTITION_SHARE * 8.0
     assert res.lower_bound <= res.value

@@ -317,10 +317,7 @@ class MaxoutSearch:
         """The best plane of the linear problem within its share of the budget (one plane
         is a network too); None after Ctrl-C, with that plane as the fit's network."""
         polarity, want_w, other_w = self.searches[0]
-        linear = solve_portfolio(self.Z, self.Z, want_w, other_w,
-                                 time_limit=max(min(_LINEAR_SHARE * self.budget, self.left()),
-                                                1e-3),
-                                 n_jobs=self.settings.n_jobs)
+        linear = self._solve_linear(_LINEAR_SHARE)
         self.say(f"linear seed: {linear.value:g} errors, bound {linear.lower_bound:g}")
         if linear.stop_reason != StopReason.INTERRUPTED:
             return linear
@@ -329,6 +326,18 @@ class MaxoutSearch:
         self.results[polarity] = PolarityResult(value, planes, conflicts.value, 0,
                                                 StopReason.INTERRUPTED, conflicts.method)
         return None
+
+    def _solve_linear(self, share: float):
+        """The linear problem of the first polarity searched, in ``share`` of the budget
+        (at most the time left): a linear portfolio result."""
+        _, want_w, other_w = self.searches[0]
+        return solve_portfolio(self.Z, self.Z, want_w, other_w,
+                               time_limit=max(min(share * self.budget, self.left()), 1e-3),
+                               n_jobs=self.settings.n_jobs)
+
+    def _side(self, positive: np.ndarray, polarity: int) -> np.ndarray:
+        """A labeling of the first polarity searched, as the union's side of ``polarity``."""
+        return positive if polarity == self.searches[0][0] else ~positive
 
     def _heuristics(self, linear) -> bool:
         """For each polarity the coreset heuristic's network, and the local search that
@@ -342,7 +351,7 @@ class MaxoutSearch:
                      f"{res.lower:g}")
             if res.stop_reason == StopReason.INTERRUPTED:
                 return True
-            side = linear.positive if polarity == self.searches[0][0] else ~linear.positive
+            side = self._side(linear.positive, polarity)
             if self.K == 1:  # the linear problem itself: its plane and its proven bound
                 self._adopt([side], want_w, other_w, res)
                 lower, how = _linear_bound(linear)
@@ -430,14 +439,11 @@ class MaxoutSearch:
                 or all(r.lower >= incumbent for r in self.results.values())
                 or self.left() < _MIN_SEARCH_SECONDS):
             return False
-        first, want_w, other_w = self.searches[0]
-        again = solve_portfolio(self.Z, self.Z, want_w, other_w,
-                                time_limit=min(_LINEAR_RETRY_SHARE * self.budget, self.left()),
-                                n_jobs=self.settings.n_jobs)
+        again = self._solve_linear(_LINEAR_RETRY_SHARE)
         self.say(f"linear problem again: {again.value:g} errors")
-        for polarity, want_p, other_p in self.searches:
-            side = again.positive if polarity == first else ~again.positive
-            self._adopt([side], want_p, other_p, self.results[polarity])
+        for polarity, want_w, other_w in self.searches:
+            self._adopt([self._side(again.positive, polarity)], want_w, other_w,
+                        self.results[polarity])
         if again.stop_reason == StopReason.INTERRUPTED:
             for r in self.results.values():
                 r.stop_reason = StopReason.INTERRUPTED
