@@ -176,15 +176,17 @@ def test_partition_around_errors_against_brute_force(seed, n_jobs):
                               n_jobs=n_jobs), wpos, wneg, opt)
 
 
+@pytest.mark.parametrize("blocks", ["local", "random"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_partition_interrupted_between_blocks_keeps_what_is_proven(monkeypatch, n_jobs):
+def test_partition_interrupted_between_blocks_keeps_what_is_proven(monkeypatch, n_jobs,
+                                                                    blocks):
     """Ctrl-C while the blocks are searched (on the workers or here): the blocks not back
     count with their conflicting duplicates, the bound stays valid and says so."""
     Z, wpos, wneg = _noisy(8)
     opt = solve_min01(Z, wpos, wneg).value
     monkeypatch.setattr(_bounds, "solve_blocks", ctrl_c_after_first(_bounds.solve_blocks))
     with pytest.warns(UserWarning, match="interrupted"):
-        res = partition_bound(Z, wpos, wneg, block_size=10, n_jobs=n_jobs,
+        res = partition_bound(Z, wpos, wneg, block_size=10, n_jobs=n_jobs, blocks=blocks,
                               incumbent=Z[:, 0] > 0)
     assert res.interrupted
     _assert_valid(res, wpos, wneg, opt)
