@@ -423,7 +423,10 @@ def _printed_predictions(text: str, columns: dict) -> np.ndarray:
 
 
 @pytest.mark.parametrize("model, params", [
-    ("ice", []), ("deepice", ["n_hyperplanes=2"]), ("threshold", ["beta=0.05"])])
+    ("ice", []), ("deepice", ["n_hyperplanes=2"]),
+    # 1,562 patterns > n_arrangements: sampled; one seed in five misses the separating
+    # pattern and needs 8-34 terms, more than the 20 printed
+    ("threshold", ["beta=0.05", "random_state=0"])])
 def test_printed_rule_evaluated_as_printed_is_the_model(tmp_path, capsys, model, params):
     """A Unix time (1.7e9, a spread of 100 s) next to a column named with a comma and a
     space: the rule printed to six digits made 16 errors of 40 where the model made none.
