@@ -6,13 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import assert_verifies, brute_force_min01, random_instance
+from _helpers import assert_verifies, brute_force_min01, random_instance, strictly_separable
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
 from exactclf import DeepICEMaxoutClassifier, ICEClassifier
 from exactclf._separator import max_margin_separator
-from exactclf.linear import _portfolio
+from exactclf.linear import _local_search, _portfolio
 from exactclf.linear._iis import farkas_multipliers
 from exactclf.linear._local_cover import local_cover_bound
 from exactclf.linear._local_search import improve_incumbent, worth_searching
@@ -296,3 +296,49 @@ def test_random_partitions_leave_the_enumeration_its_time(monkeypatch, paths):
     else:
         assert seconds > _portfolio._RANDOM_PARTITION_SHARE * 8.0
     assert res.lower_bound <= res.value
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_neighbourhood_with_the_other_sides_kept_is_solved_exactly(seed):
+    """The large-neighbourhood move: the best labeling that differs from the incumbent only
+    inside the neighbourhood, against brute force over the inside points' labels."""
+    d = 2 + seed % 2
+    Z, wpos, wneg = _instance(seed, 13, d)
+    n = len(Z)  # the unique points
+    rng = np.random.default_rng(seed)
+    incumbent = Z @ rng.normal(size=d) > np.median(Z @ rng.normal(size=d)) - 1.0
+    if incumbent.all() or not incumbent.any():
+        incumbent[0] = not incumbent[0]  # a single point is always cut off (distinct points)
+    inside = np.zeros(n, dtype=bool)
+    inside[rng.choice(n, size=min(7, n - 1), replace=False)] = True
+    labels, complete, interrupted = _local_search._solve_fixed(Z, wpos, wneg, incumbent,
+                                                               inside, 30.0)
+    assert complete and not interrupted
+    assert np.array_equal(labels[~inside], incumbent[~inside])
+    assert strictly_separable(Z, labels)
+    best = np.inf
+    for bits in itertools.product([False, True], repeat=int(inside.sum())):
+        trial = incumbent.copy()
+        trial[inside] = bits
+        cost = labeling_errors(trial, wpos, wneg)
+        if cost < best and strictly_separable(Z, trial):
+            best = cost
+    assert labeling_errors(labels, wpos, wneg) == pytest.approx(best, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_local_search_above_the_enumeration_dimensions_improves(seed):
+    """Above 5-D the moves keep the other points' sides: from a poor plane the search finds
+    a better realized labeling."""
+    rng = np.random.default_rng(seed)
+    n, d = 1200, 6
+    Z = rng.normal(size=(n, d))
+    pos = Z @ rng.normal(size=d) + 0.8 * rng.normal(size=n) > 0
+    wpos, wneg = pos * 1.0, ~pos * 1.0
+    start = Z @ rng.normal(size=d) > 0
+    best, value, interrupted = improve_incumbent(Z, wpos, wneg, start, time_limit=3.0,
+                                                 random_state=seed)
+    assert not interrupted
+    assert value == labeling_errors(best, wpos, wneg) < labeling_errors(start, wpos, wneg)
+    a, b = max_margin_separator(Z, best)
+    assert np.array_equal(Z @ a + b > 0, best)

@@ -12,6 +12,14 @@ of them; two kinds of subsets are solved exactly, in turn, within a time budget:
   exact optimum of a sample estimates the optimum of all the points), which can land far from
   the incumbent.
 
+Above :data:`_ENUMERATION_UP_TO` dimensions, where the IIS cover solves the subsets, two
+larger neighbourhoods are solved *with every other point kept on its side*: the band, and the
+points nearest to one of the incumbent's errors. Keeping a point's side is a weight on it
+above the whole instance's, so the IIS cover over all the points never moves it; the optimum
+is then the best plane among those that differ from the incumbent only inside the
+neighbourhood (a large-neighbourhood search), which a subset solved alone cannot promise. A
+neighbourhood proven without improvement grows, one that runs out of time shrinks.
+
 Each subset is solved by the enumeration in low dimension and by the IIS cover above
 (:data:`_ENUMERATION_UP_TO`), with the incumbent's labeling of the subset to beat; the
 subset's optimal labeling is realized by its maximum-margin plane, and that plane's labeling
@@ -31,7 +39,7 @@ from .._separator import UnrealizableLabeling, max_margin_separator
 from ._iis import solve_iis_cover
 from ._min01 import labeling_errors, search_size, solve_min01
 
-__all__ = ["improve_incumbent", "worth_searching"]
+__all__ = ["LARGE_NEIGHBOURHOODS_FROM", "improve_incumbent", "worth_searching"]
 
 #: the subsets are solved by the enumeration up to this dimension, by the IIS cover above
 #: (in 6-D, subsets of 42 points for the enumeration against 72 for the IIS cover: on ai4i,
@@ -45,6 +53,14 @@ _SLICE = 2.0
 _IIS_POINTS_PER_DIM = 12
 #: the local search runs on instances with at least this many times a subset's points
 _MIN_SUBSETS = 4
+#: from this dimension on, neighbourhoods are also solved with the other points' sides kept
+LARGE_NEIGHBOURHOODS_FROM = _ENUMERATION_UP_TO + 1
+#: points per dimension of a neighbourhood solved with the other points' sides kept, at
+#: first and at least (on one 80 % split of auction_verification, 1634 x 7, 60 s of these
+#: moves, solved in 10 s each, after the local search's 199 errors reached 178-179 with 250
+#: points in three seeded runs, 170-199 with 400), and seconds per solve
+_FIXED_POINTS_PER_DIM, _FIXED_MIN_PER_DIM = 36, 12
+_FIXED_SLICE = 5.0
 
 
 def _plane(Z, positive):
@@ -87,6 +103,18 @@ def _solve_subset(Z, wpos, wneg, incumbent, seconds):
     else:
         res = solve_min01(Z, wpos, wneg, incumbent=incumbent, time_limit=seconds)
     return res.positive, res.stop_reason == StopReason.INTERRUPTED
+
+
+def _solve_fixed(Z, wpos, wneg, incumbent, inside, seconds):
+    """The best labeling found within ``seconds`` among those equal to ``incumbent`` outside
+    the mask ``inside``, whether that search completed, and whether Ctrl-C stopped it."""
+    heavy = 2 * float(np.sum(wpos + wneg))  # more than every error inside together
+    keep_pos = ~inside & incumbent
+    keep_neg = ~inside & ~incumbent
+    res = solve_iis_cover(Z, np.where(keep_pos, heavy, np.where(keep_neg, 0.0, wpos)),
+                          np.where(keep_neg, heavy, np.where(keep_pos, 0.0, wneg)),
+                          incumbent=incumbent, time_limit=seconds)
+    return res.positive, res.complete, res.stop_reason == StopReason.INTERRUPTED
 
 
 def improve_incumbent(
@@ -139,26 +167,55 @@ def improve_incumbent(
         return best, value, False
     weight = wpos + wneg
     plane = _plane(Z, best)
-    band = True
+    # the moves in turn: the band and a sample alone; above the enumeration's dimensions also
+    # the band and a ball around an error with the other points' sides kept
+    moves = ["band", "sample"] if dim < LARGE_NEIGHBOURHOODS_FROM else [
+        "fixed band", "fixed ball", "sample"]
+    # each fixed neighbourhood's size: the band is the same points until the plane moves
+    size = dict.fromkeys(moves[:2], min(n, _FIXED_POINTS_PER_DIM * dim))
+    turn = 0
     failed = 0  # moves in a row that did not improve
     while time.perf_counter() < deadline and failed < 2 * math.ceil(n / m) + 4:
-        if band and plane is not None:
-            a, b = plane
-            subset = np.argsort(np.abs(Z @ a + b), kind="stable")[:m]
-        else:  # a weighted sample, so that heavy points are as likely as their samples
-            subset = rng.choice(n, size=m, replace=False, p=weight / weight.sum())
-        band = not band
-        seconds = min(_SLICE, deadline - time.perf_counter())
+        if value <= 0:
+            break
+        move = moves[turn % len(moves)]
+        turn += 1
+        if plane is None and move != "sample":
+            continue
+        seconds = min(_FIXED_SLICE if move.startswith("fixed") else _SLICE,
+                      deadline - time.perf_counter())
         if seconds <= 0:
             break
-        sub, interrupted = _solve_subset(Z[subset], wpos[subset], wneg[subset], best[subset],
-                                         seconds)
-        candidate = _plane(Z[subset], sub)
+        if move.startswith("fixed"):
+            if move == "fixed band":
+                centre = np.abs(Z @ plane[0] + plane[1])
+            else:  # the points nearest to an error drawn by its weight
+                wrong = np.where(best, wneg, wpos)
+                centre = np.linalg.norm(Z - Z[rng.choice(n, p=wrong / wrong.sum())], axis=1)
+            inside = np.zeros(n, dtype=bool)
+            inside[np.argsort(centre, kind="stable")[:size[move]]] = True
+            labels, complete, interrupted = _solve_fixed(Z, wpos, wneg, best, inside, seconds)
+            candidate = _plane(Z, labels)
+        else:
+            if move == "band":
+                subset = np.argsort(np.abs(Z @ plane[0] + plane[1]), kind="stable")[:m]
+            else:  # a weighted sample, so that heavy points are as likely as their samples
+                subset = rng.choice(n, size=m, replace=False, p=weight / weight.sum())
+            sub, interrupted = _solve_subset(Z[subset], wpos[subset], wneg[subset],
+                                             best[subset], seconds)
+            candidate = _plane(Z[subset], sub)
+        improved = False
         if candidate is not None:
             labels = Z @ candidate[0] + candidate[1] > 0
             errors = labeling_errors(labels, wpos, wneg)
             if errors < value:
-                best, value, plane, failed = labels, errors, candidate, -1
+                best, value, plane, failed, improved = labels, errors, candidate, -1, True
+        if move.startswith("fixed") and not improved:
+            if complete and size[move] >= n:
+                break  # the whole instance, proven: no plane does better
+            # proven locally optimal: look wider; out of time: narrower
+            size[move] = min(n, int(1.5 * size[move])) if complete else max(
+                min(n, _FIXED_MIN_PER_DIM * dim), int(size[move] / 1.5))
         failed += 1
         if interrupted:
             return best, value, True
