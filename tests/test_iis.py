@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from _helpers import brute_force_min01, random_instance, strictly_separable
 
+from exactclf._certificate import StopReason
 from exactclf.linear import _iis
 from exactclf.linear._iis import (
     BOUND_RTOL,
@@ -393,3 +394,71 @@ def test_undecided_warm_lp_is_solved_again_cold():
     assert calls["forced"] == 1
     assert cut is not None and strictly_separable(X[cut[1:]], y[cut[1:]] == 1)
     assert not strictly_separable(X[cut], y[cut] == 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_undecidable_subset_keeps_the_iiss_verified_before_it(monkeypatch, seed):
+    """When floating point cannot decide a subset (forced here after a few IISs), the cover
+    stops "numerical" but keeps the IISs its pass had verified: a bound above the conflicts,
+    never above the optimum (before, the pass's IISs were dropped and the bound fell to 0)."""
+    rng = np.random.default_rng(seed)
+    Z, wpos, wneg = random_instance(rng, KINDS[seed % 4], 12, 2)
+    flip = rng.random(len(Z)) < 0.4
+    wpos, wneg = np.where(flip, wneg, wpos), np.where(flip, wpos, wneg)
+    wneg = np.where(wpos == wneg, wneg + 1, wneg)  # no point without a cost in the cover
+    best = brute_force_min01(Z, wpos, wneg)
+    find = IISOracle.find_iis
+    calls = {"n": 0}
+
+    def undecidable_after_four(self, keep, objective):
+        calls["n"] += 1
+        if calls["n"] > 4:
+            raise FloatingPointError("forced")
+        return find(self, keep, objective)
+
+    monkeypatch.setattr(IISOracle, "find_iis", undecidable_after_four)
+    res = solve_iis_cover(Z, wpos, wneg, random_state=seed)
+    if res.complete:  # fewer than five oracle calls settled it
+        assert res.value == pytest.approx(best)
+        return
+    assert res.stop_reason == StopReason.NUMERICAL
+    assert res.n_cuts >= 1
+    assert np.minimum(wpos, wneg).sum() < res.lower_bound <= best + 1e-12
+
+
+def test_a_numerical_stop_of_the_cover_hands_the_time_left_to_the_milp(monkeypatch):
+    """The IIS cover stopped "numerical" early had left the fit with the cover's first
+    labeling (9 errors where the optimum is 4 on a grid instance): the big-M MILP now runs
+    in the time left, and the fit keeps the better labeling with a certificate that
+    verifies."""
+    from exactclf import ICEClassifier, verify
+    from exactclf.linear import _portfolio
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(60, 9)).astype(float)
+    y = ((X - X.mean(0)) @ rng.normal(size=9) > 0).astype(int)
+    y[rng.choice(60, 6, replace=False)] ^= 1
+    find = IISOracle.find_iis
+    calls = {"oracle": 0, "milp": []}
+
+    def undecidable_after_ten(self, keep, objective):
+        calls["oracle"] += 1
+        if calls["oracle"] > 10:
+            raise FloatingPointError("forced")
+        return find(self, keep, objective)
+
+    incumbent = _portfolio.best_incumbent
+
+    def spy(*args, **kwargs):
+        out = incumbent(*args, **kwargs)
+        if not kwargs.get("surrogate", True):
+            calls["milp"].append(out[1])
+        return out
+
+    monkeypatch.setattr(IISOracle, "find_iis", undecidable_after_ten)
+    monkeypatch.setattr(_portfolio, "best_incumbent", spy)
+    with pytest.warns(Warning):
+        clf = ICEClassifier(device="cpu", time_limit=20).fit(X, y)
+    assert clf.stop_reason_ == "numerical" and not clf.is_optimal_
+    assert len(calls["milp"]) == 1 and clf.training_errors_ <= calls["milp"][0]
+    assert verify(clf, X, y).ok

@@ -645,14 +645,19 @@ def peel(oracle: IISOracle, keep: np.ndarray, cost: np.ndarray, rng: np.random.G
     """Find IISs among ``keep``, giving up the cheapest point of each (``disjoint``: all of
     its points, so that the IISs found are disjoint), until the rest is separable.
 
-    Returns ``(cuts, kept)``; ``kept`` is None when the deadline stopped it first.
+    Returns ``(cuts, kept)``; ``kept`` is None when the deadline stopped it first. A
+    ``FloatingPointError`` of the oracle carries the IISs verified before it as ``cuts``.
     """
     keep = keep.copy()
     cuts = []
     while True:
         if time.perf_counter() > deadline:
             return cuts, None
-        t = oracle.find_iis(keep, rng.uniform(0.5, 1.5, len(keep)))
+        try:
+            t = oracle.find_iis(keep, rng.uniform(0.5, 1.5, len(keep)))
+        except FloatingPointError as exc:
+            exc.cuts = cuts
+            raise
         if t is None:
             return cuts, keep
         cuts.append(t)
@@ -840,6 +845,16 @@ class IISCoverSolver:
             stop_reason = StopReason.NUMERICAL
             if self.verbose:
                 print(f"IIS cover: stopped ({exc})", file=sys.stderr)
+            # the pass's IISs verified before the undecidable subset still bound the optimum,
+            # as do those of earlier passes when no master solve came yet
+            self.master.add_cuts(getattr(exc, "cuts", ()))
+            try:
+                if self.master.cuts and not self.done():
+                    _, bound, _ = self.master.solve(
+                        integer=False, time_limit=max(deadline - time.perf_counter(), 1.0))
+                    self.raise_bound(self.prob.base + bound)
+            except KeyboardInterrupt:
+                stop_reason = StopReason.INTERRUPTED
         complete = self.done()
         if complete:
             stop_reason = None

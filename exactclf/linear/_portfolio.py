@@ -331,6 +331,10 @@ def solve_portfolio(
                     stop_reason = StopReason.INTERRUPTED
                 elif res.stop_reason != StopReason.TIME_LIMIT:
                     active.remove(path)  # floating point or the MIP failed: no progress here
+                    if not active:
+                        # the cover's incumbent may be far from the optimum: the big-M
+                        # MILP, which degenerate points do not stop, in the time left
+                        res = _milp_after_the_cover(res, Z, wpos, wneg, deadline, n_jobs)
                     stop_reason = res.stop_reason if not active else None
                 elif len(active) == 1:
                     stop_reason = StopReason.TIME_LIMIT
@@ -379,6 +383,19 @@ def solve_portfolio(
         upper_bound=ub, upper_bound_source=source,
         iis=iis.cut_sets() if iis_bound else local_cuts,
         farkas=iis.farkas() if iis_bound else None)
+
+
+def _milp_after_the_cover(res, Z, wpos, wneg, deadline, n_jobs):
+    """The IIS cover's result ``res``, its labeling replaced by the big-M MILP's (run until
+    the ``deadline``, at most :data:`MILP_INCUMBENT_SECONDS`) when that errs less."""
+    seconds = min(MILP_INCUMBENT_SECONDS, deadline - time.perf_counter())
+    if seconds <= 0:
+        return res
+    pos, value, _, interrupted = best_incumbent(Z, wpos, wneg, surrogate=False,
+                                                milp_time_limit=seconds, n_jobs=n_jobs)
+    if value < res.value:
+        res = replace(res, positive=pos, value=value)
+    return replace(res, stop_reason=StopReason.INTERRUPTED) if interrupted else res
 
 
 def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose):
