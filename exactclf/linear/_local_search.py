@@ -186,7 +186,7 @@ def improve_incumbent(
     moves = ["band", "sample"] if dim < LARGE_NEIGHBOURHOODS_FROM else [
         "fixed band", "fixed ball", "sample"]
     # each fixed neighbourhood's size: the band is the same points until the plane moves
-    size = dict.fromkeys(moves[:2], min(n, _FIXED_POINTS_PER_DIM * dim))
+    size = dict.fromkeys(("fixed band", "fixed ball"), min(n, _FIXED_POINTS_PER_DIM * dim))
     turn = 0
     failed = 0  # moves in a row that did not improve
     while time.perf_counter() < deadline and failed < 2 * math.ceil(n / m) + 4:
