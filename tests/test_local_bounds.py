@@ -3,6 +3,7 @@ against independent oracles (brute force, the enumeration)."""
 
 import itertools
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
 from exactclf import DeepICEMaxoutClassifier, ICEClassifier
+from exactclf._certificate import StopReason
 from exactclf._separator import max_margin_separator
 from exactclf.linear import _local_search, _portfolio
 from exactclf.linear._iis import farkas_multipliers
@@ -346,3 +348,23 @@ def test_local_search_above_the_enumeration_dimensions_improves(seed):
     assert value == labeling_errors(best, wpos, wneg) < labeling_errors(start, wpos, wneg)
     a, b = max_margin_separator(Z, best)
     assert np.array_equal(Z @ a + b > 0, best)
+
+
+def test_ctrl_c_in_a_fixed_neighbourhood_ends_the_search(monkeypatch):
+    """Ctrl-C inside a large neighbourhood's IIS cover ends the local search at once, with
+    the best labeling so far (the start here) and ``interrupted``."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(1200, 6))
+    pos = Z[:, 0] + 0.8 * rng.normal(size=1200) > 0
+    start = Z[:, 1] > 0
+    solve = _local_search.solve_iis_cover
+
+    def interrupted(*args, **kwargs):
+        res = solve(*args, **{**kwargs, "time_limit": 0.0})
+        return replace(res, stop_reason=StopReason.INTERRUPTED, complete=False)
+
+    monkeypatch.setattr(_local_search, "solve_iis_cover", interrupted)
+    best, value, stopped = improve_incumbent(Z, pos * 1.0, ~pos * 1.0, start, time_limit=30.0)
+    assert stopped
+    assert value == labeling_errors(best, pos * 1.0, ~pos * 1.0) <= labeling_errors(
+        start, pos * 1.0, ~pos * 1.0)
