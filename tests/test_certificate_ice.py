@@ -7,10 +7,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from _helpers import assert_verifies, random_instance, weighted_samples
+from _helpers import assert_verifies, brute_force_min01, random_instance, weighted_samples
 from sklearn.exceptions import ConvergenceWarning
 
 from exactclf import ICEClassifier
+from exactclf._geometry import THIN_POINTS, affine_frame
 from exactclf._verification import verify
 from exactclf._verification._iis import cover_minimum
 from exactclf.datasets import load_caesarian, load_cryotherapy
@@ -225,3 +226,30 @@ def test_views_are_absent_before_fit():
     for name in ("certificate_", "is_optimal_", "lower_bound_", "gap_", "stop_reason_",
                  "training_errors_"):
         assert not hasattr(clf, name)
+
+
+@pytest.mark.parametrize("seed", [0, 2, 5, 6])
+def test_thin_points_keep_a_bound_witnessed_on_the_samples(seed):
+    """Points float64 cannot resolve (a direction 1e-7 of the others' spread): the fit is
+    not certified optimal by its geometry, but IISs with exact multipliers on the samples
+    hold whatever the frame, so their bound stays (it fell to the conflicting duplicates',
+    0 on steel plates). It verifies, and never exceeds the brute-force optimum."""
+    rng = np.random.default_rng(seed)
+    u, v = rng.normal(size=(2, 12))
+    X = np.c_[u, u + 1e-7 * v, rng.normal(size=12)]
+    y = (X[:, 2] + rng.normal(size=12) > 0).astype(int)
+    wpos, wneg = (y == 1).astype(float), (y == 0).astype(float)
+    best = brute_force_min01(X, wpos, wneg)
+    assert best >= 1  # the seeds make errors unavoidable
+    assert not affine_frame(X).certifiable
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = ICEClassifier(method="iis_cover", device="cpu").fit(X, y)
+    cert = clf.certificate_
+    assert cert.stop_reason == THIN_POINTS
+    assert cert.witness.kind == "iis_cover" and "left out" not in cert.witness.note
+    assert clf.lower_bound_ >= 1
+    report = assert_verifies(clf, X, y)
+    assert not report.not_checked
+    assert clf.lower_bound_ <= best + 1e-12
+    assert clf.is_optimal_ == (clf.training_errors_ <= clf.lower_bound_)

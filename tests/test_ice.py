@@ -342,7 +342,7 @@ def _short_iis_runs(monkeypatch):
 
     run, calls = IISCoverSolver.run, []
 
-    def short_run(self, time_limit=None):
+    def short_run(self, time_limit=None, reserve=0.0):
         calls.append(time_limit)
         return run(self, 1e-9)
 

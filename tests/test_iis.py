@@ -462,3 +462,68 @@ def test_a_numerical_stop_of_the_cover_hands_the_time_left_to_the_milp(monkeypat
     assert clf.stop_reason_ == "numerical" and not clf.is_optimal_
     assert len(calls["milp"]) == 1 and clf.training_errors_ <= calls["milp"][0]
     assert verify(clf, X, y).ok
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_time_limited_relaxation_still_bounds_the_cover(seed):
+    """The master's LP relaxation stopped by its time limit reads its bound from the dual
+    point it has (any one bounds the relaxation): never above the cover's optimum, whether
+    HiGHS finished or not."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    cost = rng.integers(1, 4, n).astype(float) * (1e-7 if seed % 2 else 1.0)
+    sets = [rng.choice(n, 6, replace=False) for _ in range(1000)]
+    exact = CoverModel(cost)
+    exact.add_cuts(sets)
+    _, lp, _ = exact.solve(integer=False)  # at most the cover's optimum
+    for limit in (1e-3, 1e-2, 1e-1):
+        cm = CoverModel(cost)
+        cm.add_cuts(sets)
+        _, bound, _ = cm.solve(integer=False, time_limit=limit)
+        assert 0.0 <= bound <= lp * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_reserve_bounds_the_iiss_no_master_saw(seed):
+    """A run's last seconds (``reserve``) go to the LP relaxation over the IISs found since
+    the master's last solve: the bound then is that relaxation's, at most the optimum;
+    without a reserve the same IISs leave the bound where it was."""
+    rng = np.random.default_rng(seed)
+    Z, wpos, wneg = random_instance(rng, KINDS[seed % 4], 11, 2)
+    flip = rng.random(len(Z)) < 0.4
+    wpos, wneg = np.where(flip, wneg, wpos), np.where(flip, wpos, wneg)
+    best = brute_force_min01(Z, wpos, wneg)
+    full = IISCoverSolver(Z, wpos, wneg, random_state=seed)
+    full.run()
+    cuts = full.cut_sets()
+    base = np.minimum(wpos, wneg).sum()
+    relaxation = CoverModel(np.abs(wpos - wneg)[np.abs(wpos - wneg) > 0])
+    position = np.cumsum(np.abs(wpos - wneg) > 0) - 1
+    relaxation.add_cuts([position[t] for t in cuts])
+    _, lp, _ = relaxation.solve(integer=False)
+    bounds = {}
+    for reserve in (0.0, 5.0):
+        solver = IISCoverSolver(Z, wpos, wneg, random_state=seed)
+        solver.add_cuts(cuts)
+        # the reserve is the whole run: no round, only the relaxation
+        res = solver.run(time_limit=reserve or 1e-9, reserve=reserve)
+        bounds[reserve] = res.lower_bound
+        assert res.lower_bound <= best + 1e-12
+    assert bounds[0.0] == base
+    assert bounds[5.0] == pytest.approx(min(base + lp, best), rel=1e-9, abs=1e-9)
+
+
+def test_cuts_from_elsewhere_must_hold_on_the_samples():
+    """Given the samples, an IIS found in other coordinates is taken only with exact
+    multipliers on them (the certificate's witness needs them); the caller learns whether
+    all were taken."""
+    Z = np.array([[0.0], [1.0], [2.0]])
+    wpos, wneg = np.array([1.0, 0, 1]), np.array([0.0, 1, 0])
+    cut = [np.array([0, 1, 2])]
+    same = IISCoverSolver(Z, wpos, wneg, samples=Z)
+    assert same.add_cuts(cut) and len(same.cut_sets()) == 1
+    assert same.farkas() == {(0, 1, 2): [1, 2, 1]}
+    # on these samples the middle point moved past the last: the three are separable
+    other = IISCoverSolver(Z, wpos, wneg, samples=np.array([[0.0], [3.0], [2.0]]))
+    assert not other.add_cuts(cut) and other.cut_sets() == []
+    assert IISCoverSolver(Z, wpos, wneg).add_cuts(cut)  # no samples: taken as verified

@@ -254,10 +254,16 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             if res.lower_bound >= bound:
                 bound, bound_method, cuts = res.lower_bound, res.lower_bound_method, res.iis
                 farkas = res.farkas
+        witnessed = None if cuts is None else iis_witness(
+            data.X, data.y == self.classes_[1], data.U, np.where(wpos > wneg, 1, -1), cuts,
+            known=farkas)
         if not frame.certifiable:
-            # the geometric decisions of the search are not reliable on these points
+            # the geometric decisions of the search are not reliable on these points; IISs
+            # with exact multipliers on the samples are, whatever the frame (steel plates,
+            # condition 5e5: a bound of 41 instead of 0)
             complete = False
-            bound, bound_method, cuts = conflicts.value, conflicts.method, None
+            if witnessed is None or witnessed[1]:
+                bound, bound_method, witnessed = conflicts.value, conflicts.method, None
             stop = stop or StopReason.THIN_POINTS
         value = labeling_errors(positive, wpos, wneg)
         try:
@@ -274,7 +280,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if complete and (frame.dim == 0 or bound_method == "exhaustive search"):
             bound = realized
         bound = min(bound, realized)
-        witness = self._witness(bound_method, cuts, data, conflicts.method, farkas)
+        witness = self._witness(bound_method, witnessed, conflicts.method)
         self.certificate_ = Certificate(
             type(self).__name__, _MODEL_CLASS, "weighted training errors", value=realized,
             bound=bound, bound_method=bound_method,
@@ -305,14 +311,12 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             )
         return self
 
-    def _witness(self, bound_method: str, cuts, data, conflicts_method: str,
-                 farkas=None) -> Witness:
+    def _witness(self, bound_method: str, witnessed, conflicts_method: str) -> Witness:
         """The evidence of the certificate's bound that :func:`exactclf.verify` re-checks
-        (``farkas``: multipliers of ``cuts`` the search found on ``data.U`` already)."""
-        if cuts is not None:
-            sign = np.where(data.wpos > data.wneg, 1, -1)
-            iis, left_out = iis_witness(data.X, data.y == self.classes_[1], data.U, sign,
-                                        cuts, known=farkas)
+        (``witnessed``: :func:`iis_witness` of the IISs of the bound, if it rests on
+        some)."""
+        if witnessed is not None:
+            iis, left_out = witnessed
             note = (f"{len(iis)} IISs, each certified by exact Farkas multipliers on the "
                     "samples; the bound is the minimum weight of errors on a set of members "
                     "that meets every IIS, plus the conflicting duplicates")

@@ -95,6 +95,9 @@ _HIGH_DIM_MILP_SHARE = 0.5
 #: 10 errors, bound 9; the turn found 10 again and delayed the proof by its 5 s)
 _MILP_TURN_SECONDS = 5.0
 _MILP_TURN_GAP = 0.1
+#: when the IIS cover runs alone to a time limit, this share of its time (at most these
+#: seconds) is kept for the LP relaxation of its master over the IISs of its last rounds
+_FINAL_LP_SHARE, _FINAL_LP_SECONDS = 0.1, 5.0
 #: without a time limit, an enumeration predicted to outlast this even at its best rate
 #: (``_RATE_SLACK`` times the planning rate) gets no turns: the IIS cover, exact as well,
 #: runs alone
@@ -311,17 +314,19 @@ def solve_portfolio(
                     # verified on U first: the certificate's witness reuses the multipliers
                     iis = IISCoverSolver(Z, wpos, wneg, incumbent=best_pos, samples=U,
                                          verbose=verbose)
-                    if seed is not None:  # the local cover's IISs and bound
-                        iis.add_cuts(seed.cuts)
+                    # the local cover's IISs, and its bound if they all hold on the samples
+                    if seed is not None and iis.add_cuts(seed.cuts):
                         iis.raise_bound(seed.value)
                 else:
                     iis.offer(best_pos)
+                reserve = (0.0 if seconds is None or len(active) > 1 else
+                           min(_FINAL_LP_SHARE * seconds, _FINAL_LP_SECONDS))
                 if milp_due:
                     milp_due = False
                     res = _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit,
-                                              n_jobs, verbose)
+                                              n_jobs, verbose, reserve)
                 else:
-                    res = iis.run(seconds)
+                    res = iis.run(seconds, reserve)
                 if res.lower_bound > bound.value:
                     bound = LowerBound(res.lower_bound, "IIS cover (Benders master)")
                     iis_bound = True
@@ -398,12 +403,14 @@ def _milp_after_the_cover(res, Z, wpos, wneg, deadline, n_jobs):
     return replace(res, stop_reason=StopReason.INTERRUPTED) if interrupted else res
 
 
-def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose):
+def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose,
+                        reserve=0.0):
     """The IIS cover's first turn of ``seconds`` (None: no limit), with a turn of the big-M
     MILP after twice :data:`_MILP_TURN_SECONDS` if the cover's gap is still above
     :data:`_MILP_TURN_GAP` then: the MILP's plane is offered to the cover as an incumbent
-    (its bound, with bounded weights, is not the 0-1 loss's). Returns the cover's result
-    (stopped by ``"interrupted"`` if Ctrl-C stopped the MILP)."""
+    (its bound, with bounded weights, is not the 0-1 loss's). The cover's last run keeps
+    ``reserve`` seconds for its master's LP relaxation. Returns the cover's result (stopped
+    by ``"interrupted"`` if Ctrl-C stopped the MILP)."""
     t0 = time.perf_counter()
 
     def rest():
@@ -425,7 +432,7 @@ def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose
             iis.offer(pos)
         if interrupted:
             return replace(iis.run(0.0), stop_reason=StopReason.INTERRUPTED)
-    return iis.run(None if seconds is None else max(rest(), 1e-3))
+    return iis.run(None if seconds is None else max(rest(), 1e-3), reserve)
 
 
 def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, deadline,
