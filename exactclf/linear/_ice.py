@@ -24,7 +24,7 @@ from .._fit_guard import guarded_fit
 from .._separator import UnrealizableLabeling, max_margin_separator
 from .._warnings import warn
 from ._bounds import conflict_bound, lower_bound
-from ._iis import BOUND_RTOL, iis_witness
+from ._iis import BOUND_RTOL, cover_bound, iis_witness
 from ._incumbent import best_incumbent
 from ._min01 import labeling_errors, majority_labeling, search_size
 from ._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
@@ -260,10 +260,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if not frame.certifiable:
             # the geometric decisions of the search are not reliable on these points; IISs
             # with exact multipliers on the samples are, whatever the frame (steel plates,
-            # condition 5e5: a bound of 41 instead of 0)
+            # condition 5e5: a bound of 21 instead of 0)
             complete = False
-            if witnessed is None or witnessed[1]:
-                bound, bound_method, witnessed = conflicts.value, conflicts.method, None
+            if witnessed is None:
+                bound, bound_method = conflicts.value, conflicts.method
             stop = stop or StopReason.THIN_POINTS
         value = labeling_errors(positive, wpos, wneg)
         try:
@@ -279,6 +279,15 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         self.n_candidates_ = n_cand
         if complete and (frame.dim == 0 or bound_method == "exhaustive search"):
             bound = realized
+        if witnessed is not None and witnessed[1]:
+            # the certificate claims what its witness proves: IISs proven only in the frame
+            # (without exact multipliers on the samples) do not count
+            left_out = set(witnessed[1])
+            bound = min(bound, cover_bound([t for k, t in enumerate(cuts) if k not in left_out],
+                                           wpos, wneg))
+            if complete and realized - bound > 2 * BOUND_RTOL * abs(realized):
+                # the cover's proof rested on them
+                complete, stop = False, StopReason.NUMERICAL
         bound = min(bound, realized)
         witness = self._witness(bound_method, witnessed, conflicts.method)
         self.certificate_ = Certificate(
@@ -321,9 +330,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                     "samples; the bound is the minimum weight of errors on a set of members "
                     "that meets every IIS, plus the conflicting duplicates")
             if left_out:
-                note += (f"; {left_out} IISs of the cover are left out: they are infeasible "
-                         "in the points' affine frame but have no exact multipliers in the "
-                         "samples' own coordinates, so the bound they prove is not witnessed")
+                note += (f"; {len(left_out)} IISs of the cover are left out: they are "
+                         "infeasible in the points' affine frame but have no exact "
+                         "multipliers in the samples' own coordinates, and the bound is the "
+                         "one the others prove")
             return Witness("iis_cover", note, {"iis": iis})
         if bound_method == conflicts_method:
             return Witness("conflicts", "re-derived from the data: identical samples with "

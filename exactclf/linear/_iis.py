@@ -58,6 +58,7 @@ from ._min01 import labeling_errors, majority_labeling
 
 __all__ = [
     "BOUND_RTOL", "CoverModel", "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
+    "cover_bound",
     "exact_gordan_support", "farkas_multipliers", "iis_witness", "near_gordan_support", "peel",
     "realize", "solve_iis_cover",
 ]
@@ -211,7 +212,7 @@ def farkas_multipliers(G: np.ndarray) -> list[int] | None:
 
 
 def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: np.ndarray,
-                cuts, known: dict | None = None) -> tuple[list[list[list[int]]], int]:
+                cuts, known: dict | None = None) -> tuple[list[list[list[int]]], list[int]]:
     """The IISs ``cuts`` as an independent check reads them: on the samples, with exact
     Farkas multipliers in the samples' own coordinates.
 
@@ -238,25 +239,25 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
         the member's point and label, ``side`` the label (+1 / -1), ``u`` a non-negative
         integer multiplier with ``sum u * side * (X[row], 1) == 0`` exactly (members with
         ``u = 0`` are left out: the rest is infeasible alone).
-    n_left_out : int
-        IISs without such multipliers in the samples' coordinates (they were proven in the
-        affine frame of the points, where rounding can create or break a degeneracy), left
-        out of ``iis``.
+    left_out : list of int
+        The positions in ``cuts`` of the IISs without such multipliers in the samples'
+        coordinates (they were proven in the affine frame of the points, where rounding can
+        create or break a degeneracy), left out of ``iis``.
 
     Examples
     --------
     >>> X = np.array([[0.0], [1.0], [2.0], [0.0]])
     >>> positive = np.array([True, False, True, True])
     >>> iis_witness(X, positive, X[:3], np.array([1, -1, 1]), [np.array([0, 1, 2])])
-    ([[[0, 1, 1], [1, -1, 2], [2, 1, 1]]], 0)
+    ([[[0, 1, 1], [1, -1, 2], [2, 1, 1]]], [])
     """
     X0 = np.asarray(X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
     first: dict[tuple[bytes, bool], int] = {}
     for r in range(len(X0)):
         first.setdefault((X0[r].tobytes(), bool(positive[r])), r)
     P0 = np.asarray(points, dtype=np.float64) + 0.0
-    out, left_out = [], 0
-    for t in cuts:
+    out, left_out = [], []
+    for k, t in enumerate(cuts):
         t = np.asarray(t)
         u = None if known is None else known.get(tuple(t.tolist()))
         if u is None:
@@ -264,7 +265,7 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
                 sign, dtype=np.float64)[t, None]
             u = farkas_multipliers(G)
         if u is None:
-            left_out += 1
+            left_out.append(k)
             continue
         out.append([[first[(P0[i].tobytes(), bool(sign[i] > 0))], int(sign[i]), ui]
                     for i, ui in zip(t.tolist(), u, strict=True) if ui])
@@ -625,6 +626,30 @@ class CoverModel:
             np.add.at(lhs, np.concatenate(self.cuts),
                       np.repeat(y_cut, [len(t) for t in self.cuts]))
         return float(value + y_cut.sum() + np.minimum(self._cost - lhs, 0.0).sum())
+
+
+def cover_bound(cuts, wpos: np.ndarray, wneg: np.ndarray, time_limit: float = 5.0) -> float:
+    """A proven lower bound on the weighted errors of every affine classifier from the IISs
+    ``cuts`` alone (arrays of point indices, each point labeled by its heavier weight): the
+    conflicting duplicates plus the dual bound of the cover's MIP after ``time_limit``
+    seconds.
+
+    Examples
+    --------
+    >>> wpos, wneg = np.array([1.0, 0, 1, 0]), np.array([0.0, 1, 0, 1])
+    >>> cover_bound([np.array([0, 1, 2]), np.array([1, 2, 3])], wpos, wneg)
+    1.0
+    """
+    diff = np.asarray(wpos, dtype=np.float64) - np.asarray(wneg, dtype=np.float64)
+    base = float(np.minimum(wpos, wneg).sum())
+    active = np.flatnonzero(diff != 0)
+    position = np.full(len(diff), -1)
+    position[active] = np.arange(len(active))
+    master = CoverModel(np.abs(diff[active]))
+    master.add_cuts([position[t] for t in cuts])
+    if not master.cuts:
+        return base
+    return base + master.solve(integer=True, time_limit=time_limit)[1]
 
 
 # -- the solver ---------------------------------------------------------------------------
