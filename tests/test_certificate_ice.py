@@ -246,13 +246,22 @@ def test_thin_points_keep_a_bound_witnessed_on_the_samples(seed):
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = ICEClassifier(method="iis_cover", device="cpu").fit(X, y)
     cert = clf.certificate_
-    assert cert.stop_reason == THIN_POINTS
+    assert cert.stop_reason == THIN_POINTS  # the searches' own proofs are not trusted
     assert cert.witness.kind == "iis_cover" and "left out" not in cert.witness.note
     assert clf.lower_bound_ >= 1
     report = assert_verifies(clf, X, y)
     assert not report.not_checked
     assert clf.lower_bound_ <= best + 1e-12
     assert clf.is_optimal_ == (clf.training_errors_ <= clf.lower_bound_)
+    # the same certificate in other weight units and row order
+    p = rng.permutation(len(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        other = ICEClassifier(method="iis_cover", device="cpu").fit(
+            X[p], y[p], sample_weight=np.full(len(X), 1e-9))
+    assert other.lower_bound_ == pytest.approx(1e-9 * clf.lower_bound_, rel=1e-9)
+    assert other.is_optimal_ == clf.is_optimal_ and other.stop_reason_ == clf.stop_reason_
+    assert_verifies(other, X[p], y[p], np.full(len(X), 1e-9))
 
 
 @pytest.mark.parametrize("dropped", [3, 200])

@@ -368,3 +368,40 @@ def test_ctrl_c_in_a_fixed_neighbourhood_ends_the_search(monkeypatch):
     assert stopped
     assert value == labeling_errors(best, pos * 1.0, ~pos * 1.0) <= labeling_errors(
         start, pos * 1.0, ~pos * 1.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_portfolio_goes_on_from_a_given_labeling(monkeypatch, seed):
+    """``incumbent=`` replaces the heuristic incumbents (none of them runs): in the exact
+    range the result is still the optimum, from a poor start or an optimal one; beyond it
+    the local search starts from the given plane, so the result errs no more than it."""
+    calls = []
+    monkeypatch.setattr(_portfolio, "best_incumbent", lambda *a, **k: calls.append(1))
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(40, 2))
+    pos = Z[:, 0] + 0.7 * rng.normal(size=40) > 0
+    wpos, wneg = pos * 1.0, ~pos * 1.0
+    opt = solve_min01(Z, wpos, wneg)
+    for start in (np.zeros(40, dtype=bool), opt.positive):
+        res = _portfolio.solve_portfolio(Z, Z, wpos, wneg, incumbent=start)
+        assert res.complete and res.value == opt.value == res.lower_bound
+        assert res.upper_bound == labeling_errors(start, wpos, wneg)
+        assert res.upper_bound_source == "the given labeling"
+    # beyond the exact range (a 5-D instance of 3000 points at a 4 s budget)
+    Z = rng.normal(size=(3000, 5))
+    pos = Z @ rng.normal(size=5) + rng.normal(size=3000) > 0
+    wpos, wneg = pos * 1.0, ~pos * 1.0
+    start = Z[:, 0] > 0  # a realized plane, far from the best
+    seen = []
+    real = _portfolio.improve_incumbent
+
+    def spy(Z, wpos, wneg, positive, **kwargs):
+        seen.append(labeling_errors(positive, wpos, wneg))
+        return real(Z, wpos, wneg, positive, **kwargs)
+
+    monkeypatch.setattr(_portfolio, "improve_incumbent", spy)
+    res = _portfolio.solve_portfolio(Z, Z, wpos, wneg, time_limit=4.0, incumbent=start)
+    assert seen == [labeling_errors(start, wpos, wneg)]
+    assert res.lower_bound <= res.value <= seen[0]
+    assert res.value == labeling_errors(res.positive, wpos, wneg)
+    assert not calls

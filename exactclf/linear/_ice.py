@@ -290,15 +290,17 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 complete, stop = False, StopReason.NUMERICAL
         bound = min(bound, realized)
         witness = self._witness(bound_method, witnessed, conflicts.method)
+        # the enumeration is exact; a bound from HiGHS holds within its relative slack, so a
+        # value that meets it within that slack is optimal in any units of the weights
+        rtol = 0.0 if bound_method == "exhaustive search" else 2 * BOUND_RTOL
+        optimal = bool(complete or realized - bound <= rtol * abs(realized))
         self.certificate_ = Certificate(
             type(self).__name__, _MODEL_CLASS, "weighted training errors", value=realized,
-            bound=bound, bound_method=bound_method,
-            is_optimal=bool(complete or realized <= bound),
+            bound=bound, bound_method=bound_method, is_optimal=optimal,
             stop_reason=None if stop is None else StopReason(stop),
             fit_time=time.perf_counter() - t0,
             fingerprint=data_fingerprint(data.X, y, sample_weight), n_samples=len(data.X),
-            # the enumeration is exact; a bound from HiGHS holds within its relative slack
-            rtol=0.0 if bound_method == "exhaustive search" else 2 * BOUND_RTOL,
+            rtol=rtol,
             witness=witness,
         )
         if not self.is_optimal_:

@@ -196,6 +196,7 @@ def solve_portfolio(
     time_limit: float | None = None,
     n_jobs: int | None = None,
     verbose: int = 0,
+    incumbent: np.ndarray | None = None,
 ) -> PortfolioResult:
     """Minimize the weighted 0-1 loss of an affine classifier by the paths of ``method``.
 
@@ -221,6 +222,10 @@ def solve_portfolio(
         quick lower bound if the search stops early).
     n_jobs, verbose
         See :func:`~exactclf.linear._min01.solve_min01`.
+    incumbent : (n,) bool array, optional
+        A realized labeling to go on from (an earlier result's ``positive``), in place of
+        the incumbents of ``upper_bound``: a second run with more time then continues the
+        first one's local search instead of starting it again.
 
     Returns
     -------
@@ -260,8 +265,13 @@ def solve_portfolio(
     # beyond the exact range, the one-unit networks too (their half-spaces can fit the 0-1
     # loss far better than the surrogates')
     t_inc = time.perf_counter()
-    best_pos, best, source, interrupted = best_incumbent(
-        Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, original=U, n_jobs=n_jobs)
+    if incumbent is None:
+        best_pos, best, source, interrupted = best_incumbent(
+            Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, original=U,
+            n_jobs=n_jobs)
+    else:
+        best_pos, milp_seconds, interrupted = np.asarray(incumbent, dtype=bool), None, False
+        best, source = labeling_errors(best_pos, wpos, wneg), "the given labeling"
     # the networks' (and surrogates') time comes out of the local search's share
     fitted = time.perf_counter() - t_inc - (milp_seconds or 0.0)
     bound = conflict_bound(wpos, wneg)

@@ -327,13 +327,14 @@ class MaxoutSearch:
                                                 StopReason.INTERRUPTED, conflicts.method)
         return None
 
-    def _solve_linear(self, share: float):
+    def _solve_linear(self, share: float, incumbent=None):
         """The linear problem of the first polarity searched, in ``share`` of the budget
-        (at most the time left): a linear portfolio result."""
+        (at most the time left), going on from the labeling ``incumbent`` if given: a linear
+        portfolio result."""
         _, want_w, other_w = self.searches[0]
         return solve_portfolio(self.Z, self.Z, want_w, other_w,
                                time_limit=max(min(share * self.budget, self.left()), 1e-3),
-                               n_jobs=self.settings.n_jobs)
+                               n_jobs=self.settings.n_jobs, incumbent=incumbent)
 
     def _side(self, positive: np.ndarray, polarity: int) -> np.ndarray:
         """A labeling of the first polarity searched, as the union's side of ``polarity``."""
@@ -430,8 +431,8 @@ class MaxoutSearch:
         """The linear problem again, for at most :data:`_LINEAR_RETRY_SHARE` of the budget,
         when its seed was not proven optimal, its bound leaves room below the best network
         and a polarity is still open: every polarity takes the plane found (or its
-        complement) if it errs less. A longer search from scratch is what ``ICEClassifier``
-        runs with a longer budget, so a K >= 2 fit does not end above the linear model
+        complement) if it errs less. It goes on from the seed's plane, as ``ICEClassifier``
+        would with a longer budget, so a K >= 2 fit does not end above the linear model
         that one would return. True if Ctrl-C stopped it."""
         linear, incumbent = self.linear, self.incumbent()
         if (self.K == 1 or linear is None or linear.complete
@@ -439,7 +440,8 @@ class MaxoutSearch:
                 or all(r.lower >= incumbent for r in self.results.values())
                 or self.left() < _MIN_SEARCH_SECONDS):
             return False
-        again = self._solve_linear(_LINEAR_RETRY_SHARE)
+        # from the seed's plane: beyond the exact range its local search goes on
+        again = self._solve_linear(_LINEAR_RETRY_SHARE, incumbent=linear.positive)
         self.say(f"linear problem again: {again.value:g} errors")
         for polarity, want_w, other_w in self.searches:
             self._adopt([self._side(again.positive, polarity)], want_w, other_w,
