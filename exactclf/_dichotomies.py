@@ -18,6 +18,7 @@ need the canonical-basis test and a recursion one dimension down) are handled on
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 
@@ -67,13 +68,14 @@ def _unique_rows(blocks: list[np.ndarray], n: int) -> np.ndarray:
 
 
 def _collect(
-    Z: np.ndarray, want: np.ndarray | None, max_subsets=None, standardize=True
+    Z: np.ndarray, want: np.ndarray | None, max_subsets=None, standardize=True, deadline=None
 ) -> list[np.ndarray]:
     """Boolean blocks of ``side(P, o) | L`` for every hyperplane ``P`` of ``Z``, orientation
     ``o`` and dichotomy ``L`` of the points on ``P`` (recursively, on the points in ``P``'s
     own coordinates, when more than D points lie on ``P``; all ``2**D`` assignments when
     exactly D do). With ``want``, only the undominated ``L`` (see
-    :func:`dominant_dichotomies`). ``standardize``: see :func:`affine_frame`."""
+    :func:`dominant_dichotomies`). ``standardize``: see :func:`affine_frame`. Raises
+    ``TimeoutError`` once ``time.perf_counter()`` passes ``deadline``."""
     n = len(Z)
     Zf = affine_frame(Z, standardize=standardize).transform(Z)
     d = Zf.shape[1]
@@ -83,6 +85,7 @@ def _collect(
         patterns = np.array(list(itertools.product([False, True], repeat=d)))
     blocks = []
     for combos, codes in hyperplanes(Zf, max_subsets):
+        _check(deadline)
         on = codes == 0
         simple = np.count_nonzero(on, axis=1) == d
         for o in (1, -1):
@@ -95,10 +98,14 @@ def _collect(
                 rows[np.arange(len(rows))[:, None], cols] = np.tile(patterns, (len(base), 1))
                 blocks.append(rows)
         for j in np.flatnonzero(~simple):
+            # degenerate data (discrete features) put many points on a plane: each such plane
+            # is a recursion, and their number is not bounded by the batches
+            _check(deadline)
             idx = np.flatnonzero(on[j])
             Zp = plane_coordinates(Zf, combos[j], idx)
             sub = (_unique_rows(_collect(Zp, None, standardize=False), len(idx))
-                   if want is None else _dominant(Zp, want[idx], standardize=False))
+                   if want is None else _dominant(Zp, want[idx], standardize=False,
+                                                  deadline=deadline))
             for o in (1, -1):
                 rows = np.repeat((codes[j] * o > 0)[None, :], len(sub), axis=0)
                 rows[:, idx] = sub
@@ -118,8 +125,14 @@ def dichotomies(Z: np.ndarray) -> np.ndarray:
     return _unique_rows(_collect(Z, None), len(Z))
 
 
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise TimeoutError("the enumeration of dichotomies ran past its deadline")
+
+
 def dominant_dichotomies(
-    Z: np.ndarray, want: np.ndarray, max_planes: int | None = None
+    Z: np.ndarray, want: np.ndarray, max_planes: int | None = None,
+    deadline: float | None = None,
 ) -> np.ndarray:
     """Realizable subsets that suffice for *unions* of subsets, as a boolean matrix.
 
@@ -130,11 +143,12 @@ def dominant_dichotomies(
     dichotomies of their points (the same rule one dimension down). So every realizable
     subset is dominated by (no better in any union than) a returned one. The empty and the
     full set are included. ``max_planes``: see :func:`hyperplanes` (``max_subsets``).
+    ``deadline``: a ``time.perf_counter()`` value; past it, ``TimeoutError`` is raised.
     """
-    return _dominant(Z, want, max_planes)
+    return _dominant(Z, want, max_planes, deadline=deadline)
 
 
-def _dominant(Z, want, max_planes=None, standardize=True):
+def _dominant(Z, want, max_planes=None, standardize=True, deadline=None):
     n = len(Z)
     ends = [np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool)]
-    return _unique_rows(ends + _collect(Z, want, max_planes, standardize), n)
+    return _unique_rows(ends + _collect(Z, want, max_planes, standardize, deadline), n)

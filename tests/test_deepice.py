@@ -552,3 +552,29 @@ def test_caesarian_portfolio_realizes_what_it_reports(random_state):
                                       random_state=random_state).fit(X, y)
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
     assert clf.is_optimal_ == (clf.training_errors_ == clf.lower_bound_)
+
+
+def test_the_candidate_family_stops_at_the_time_limit(monkeypatch):
+    """Degenerate points (a 0/1 grid in 7-D: thousands of planes through more than D
+    points, each a recursion) made the family of one 20-point block take 40 s where the
+    coreset heuristic had 30 (auction verification, K = 2: 196 s). The enumeration now
+    checks its deadline between planes: past it ``TimeoutError``, and ``exact_union``
+    returns the better constant, unproven, with the stop reason "time_limit". Given time,
+    the deadline changes nothing."""
+    from exactclf._dichotomies import dominant_dichotomies
+
+    rng = np.random.default_rng(0)
+    U = np.unique(rng.integers(0, 2, size=(20, 7)).astype(float), axis=0)
+    want = rng.random(len(U)) < 0.5
+    with pytest.raises(TimeoutError):
+        dominant_dichotomies(U, want, deadline=time.perf_counter() - 1.0)
+    small = U[:9]
+    assert np.array_equal(dominant_dichotomies(small, want[:9]),
+                          dominant_dichotomies(small, want[:9],
+                                               deadline=time.perf_counter() + 3600))
+    want_w, other_w = want * 1.0, ~want * 1.0
+    clock = iter(np.arange(0.0, 1e6, 10.0))  # every reading of the clock 10 s later
+    monkeypatch.setattr(_exact.time, "perf_counter", lambda: next(clock))
+    res = exact_union(U, want_w, other_w, 2, time_limit=5.0)
+    assert not res.complete and res.stop_reason == "time_limit"
+    assert res.value == min(want_w.sum(), other_w.sum()) == union_errors(res.sets, want_w, other_w)

@@ -112,10 +112,12 @@ def _bit_slices(weights: np.ndarray, n_words: int) -> np.ndarray:
     return _pack(((w[None, :] >> np.arange(levels)[:, None]) & 1).astype(bool), n_words)
 
 
-def candidate_family(U, want_w, other_w, max_planes=None):
+def candidate_family(U, want_w, other_w, max_planes=None, deadline=None):
     """The dominant realizable subsets of ``U`` (:func:`dominant_dichotomies`) sorted by
-    the unwanted weight they cover (ties in their own order): ``(family, cover)``."""
-    family = dominant_dichotomies(U, want_w > other_w, max_planes=max_planes)
+    the unwanted weight they cover (ties in their own order): ``(family, cover)``.
+    ``TimeoutError`` once ``time.perf_counter()`` passes ``deadline``."""
+    family = dominant_dichotomies(U, want_w > other_w, max_planes=max_planes,
+                                  deadline=deadline)
     cover = family.astype(np.float64) @ other_w
     order = np.lexsort((np.arange(len(family)), cover))
     return family[order], np.ascontiguousarray(cover[order])
@@ -205,12 +207,13 @@ class UnionProblem:
         return n_combinations(len(self.family) + self.K - 1, self.K)
 
 
-def prepare_union(U, want_w, other_w, K, max_planes=None) -> UnionProblem:
+def prepare_union(U, want_w, other_w, K, max_planes=None, deadline=None) -> UnionProblem:
     """The candidate family of ``U`` (see :func:`exact_union` for the arguments) and the
-    kernel's arrays, for :func:`estimate_union` and :func:`exact_union` to share."""
+    kernel's arrays, for :func:`estimate_union` and :func:`exact_union` to share;
+    ``TimeoutError`` once ``time.perf_counter()`` passes ``deadline``."""
     check_count_weights(np.r_[want_w, other_w], "the exact maxout search")
     K = useful_planes(K, len(U))
-    family, cover = candidate_family(U, want_w, other_w, max_planes)
+    family, cover = candidate_family(U, want_w, other_w, max_planes, deadline)
     truncated = (max_planes is not None
                  and max_planes < n_combinations(len(U), affine_frame(U).dim))
     args = bitset_kernel_args(family, cover, want_w, other_w)
@@ -308,7 +311,15 @@ def exact_union(
     """
     t0 = time.perf_counter()
     if problem is None:
-        problem = prepare_union(U, want_w, other_w, K, max_planes)
+        try:
+            problem = prepare_union(U, want_w, other_w, K, max_planes,
+                                    None if time_limit is None else t0 + time_limit)
+        except TimeoutError:
+            # the candidates alone outlast the budget (degenerate points): the better
+            # constant, unproven
+            value, inside = min((float(want_w.sum()), False), (float(other_w.sum()), True))
+            sets = np.full((useful_planes(K, len(U)), len(U)), inside)
+            return UnionResult(value, sets, 0, False, StopReason.TIME_LIMIT)
     K, family, cover, truncated = problem.K, problem.family, problem.cover, problem.truncated
     evaluated, interrupted = [], []
     with _interruptible() as stop:
