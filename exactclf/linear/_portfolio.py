@@ -264,16 +264,16 @@ def solve_portfolio(
         not use_milp)
     # beyond the exact range, the one-unit networks too (their half-spaces can fit the 0-1
     # loss far better than the surrogates')
-    t_inc = time.perf_counter()
     if incumbent is None:
+        t_inc = time.perf_counter()
         best_pos, best, source, interrupted = best_incumbent(
             Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, original=U,
             n_jobs=n_jobs)
+        # the networks' (and surrogates') time comes out of the local search's share
+        fitted = time.perf_counter() - t_inc - (milp_seconds or 0.0)
     else:
-        best_pos, milp_seconds, interrupted = np.asarray(incumbent, dtype=bool), None, False
+        best_pos, interrupted, fitted = np.asarray(incumbent, dtype=bool), False, 0.0
         best, source = labeling_errors(best_pos, wpos, wneg), "the given labeling"
-    # the networks' (and surrogates') time comes out of the local search's share
-    fitted = time.perf_counter() - t_inc - (milp_seconds or 0.0)
     bound = conflict_bound(wpos, wneg)
     local_cuts = None  # the IISs of the bound when it is the local cover's
     seed = None  # the local cover, whose IISs and bound start the IIS cover
