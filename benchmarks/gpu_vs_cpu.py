@@ -72,7 +72,8 @@ def rows(time_limit: float) -> list[tuple[str, Callable, np.ndarray, np.ndarray,
     X, y = load_dataset("voicepath", return_X_y=True)
     out.append(("Deep-ICE K=2 exact voicepath",
                 lambda device: DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact",
-                                                       device=device, n_jobs=-1), X, y, 1))
+                                                       device=device, n_jobs=-1,
+                                                       time_limit=time_limit), X, y, 1))
     X, y = _ngd_data(100_000, 60)
     out.append(("NGD 100k x 60 (256, 256) b1024 [s/epoch]",
                 lambda device: NGDClassifier((256, 256), batch_size=1024, max_iter=3,
@@ -130,20 +131,25 @@ def torch_adam_epoch(X, y, hidden=(256, 256), batch=1024, epochs=3) -> float | N
     return (time.perf_counter() - t0) / epochs
 
 
-def frontier(limit: float) -> list[str]:
-    """For D = 2, 3, 4: the largest N (from 100, doubling) that each device proves optimal
-    within ``limit`` seconds."""
+def frontier(limit: float, dims=(2, 3, 4), start: int = 100,
+             devices=("cpu", "gpu")) -> list[str]:
+    """For each D in ``dims``: the largest N (from ``start``, doubling) that each device
+    proves optimal within ``limit`` seconds."""
     lines = []
-    for d in (2, 3, 4):
-        for device in ("cpu", "gpu"):
-            n, proven = 100, None
+    for d in dims:
+        for device in devices:
+            n, proven = start, None
             while True:
                 X, y = _blobs(n, d, seed=n)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     t0 = time.perf_counter()
-                    clf = ICEClassifier(method="exact", device=device, n_jobs=-1,
-                                        time_limit=limit).fit(X, y)
+                    try:
+                        clf = ICEClassifier(method="exact", device=device, n_jobs=-1,
+                                            time_limit=limit).fit(X, y)
+                    except Exception as exc:
+                        print(f"  frontier D={d} N={n} {device}: {type(exc).__name__}: {exc}")
+                        break
                     dt = time.perf_counter() - t0
                 if not clf.is_optimal_:
                     break
@@ -151,44 +157,83 @@ def frontier(limit: float) -> list[str]:
                 n *= 2
             got = "none" if proven is None else f"N = {proven[0]} ({proven[1]:.1f} s)"
             lines.append(f"frontier D={d} {device}: largest proven within {limit:g} s: {got}")
+            print(lines[-1], flush=True)
     return lines
+
+
+def measure(make, X, y, per, reuse_auto: bool, devices=DEVICES) -> dict:
+    """Seconds, training errors and proof of each device; with ``reuse_auto`` the device
+    ``auto`` chose is not run again (it runs the same code): its time is ``auto``'s."""
+    out = {}
+    order = ("auto", "cpu", "gpu") if reuse_auto else DEVICES
+    for device in order:
+        if device not in devices:
+            out[device] = {"t": float("nan"), "errors": None, "proven": None, "on": "-",
+                           "work": None}
+            continue
+        if reuse_auto and device != "auto" and out.get("auto", {}).get("on") == device:
+            out[device] = out["auto"]
+            continue
+        try:
+            t, model = timed(make, device, X, y, per)
+        except Exception as exc:  # a row's failure must not lose the others' figures
+            print(f"  {device}: {type(exc).__name__}: {exc}", flush=True)
+            out[device] = {"t": float("nan"), "errors": None, "proven": None, "on": "?",
+                           "work": None}
+            continue
+        out[device] = {"t": t, "errors": getattr(model, "training_errors_", None),
+                       "proven": getattr(model, "is_optimal_", None),
+                       "on": getattr(model, "device_", "?"),
+                       "work": getattr(model, "n_candidates_", getattr(model, "n_tuples_", None))}
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--frontier", action="store_true", help="add the ICE frontier")
     parser.add_argument("--frontier-limit", type=float, default=60.0)
+    parser.add_argument("--frontier-dims", default="2,3,4", help="comma-separated D")
+    parser.add_argument("--frontier-start", type=int, default=100, help="first N")
     parser.add_argument("--time-limit", type=float, default=150.0,
-                        help="of the synthetic ICE searches, seconds")
+                        help="of the synthetic ICE searches and Deep-ICE, seconds")
     parser.add_argument("--only", default="", help="only the rows whose name contains this")
+    parser.add_argument("--reuse-auto", action="store_true",
+                        help="run auto first and not again the device it chose")
+    parser.add_argument("--devices", default="cpu,gpu,auto", help="the devices to run")
+    parser.add_argument("--frontier-devices", default="cpu,gpu")
     args = parser.parse_args()
     if not gpu_available():
         print("no GPU: CuPy cannot use a CUDA device here; run this on a GPU machine "
               "(see the docstring)")
         return
     header = (f"{'work':<42} {'cpu [s]':>9} {'gpu [s]':>9} {'auto [s]':>9} {'auto on':>7} "
-              f"{'<=1.1x':>6}  same errors")
+              f"{'<=1.1x':>6}  proven cpu/gpu  same errors cpu/gpu")
     lines = []
     for name, make, X, y, per in rows(args.time_limit):
         if args.only not in name:
             continue
-        t, errs, auto_on = {}, {}, "?"
-        for device in DEVICES:
-            t[device], model = timed(make, device, X, y, per)
-            errs[device] = getattr(model, "training_errors_", None)
-            auto_on = getattr(model, "device_", auto_on) if device == "auto" else auto_on
+        r = measure(make, X, y, per, args.reuse_auto, args.devices.split(","))
+        t = {d: r[d]["t"] for d in DEVICES}
         ok = t["auto"] <= 1.1 * min(t["cpu"], t["gpu"])
-        same = "n/a" if errs["cpu"] is None else str(len(set(errs.values())) == 1)
+        errs = {d: r[d]["errors"] for d in DEVICES}
+        ran = [e for e in errs.values() if e is not None]
+        same = "n/a" if len(ran) < 2 else str(len(set(ran)) == 1)
+        proven = f"{r['cpu']['proven']}/{r['gpu']['proven']}"
         lines.append(f"{name:<42} {t['cpu']:9.3f} {t['gpu']:9.3f} {t['auto']:9.3f} "
-                     f"{auto_on:>7} {str(ok):>6}  {same}")
+                     f"{r['auto']['on']:>7} {str(ok):>6}  {proven:<14}  {same:<5} "
+                     f"{errs['cpu']}/{errs['gpu']}  "
+                     f"evaluated cpu/gpu {r['cpu']['work']}/{r['gpu']['work']}")
+        print(lines[-1], flush=True)
         if name.startswith("NGD"):
             torch_t = torch_adam_epoch(X, y)
             if torch_t is not None:
                 lines.append(f"{'  PyTorch Adam, same net and GPU [s/epoch]':<42} "
                              f"{'':>9} {torch_t:9.3f}")
-        print(lines[-1], flush=True)
+                print(lines[-1], flush=True)
     if args.frontier:
-        lines += frontier(args.frontier_limit)
+        dims = tuple(int(d) for d in args.frontier_dims.split(","))
+        lines += frontier(args.frontier_limit, dims, args.frontier_start,
+                          args.frontier_devices.split(","))
     print()
     print(header)
     print("\n".join(lines))

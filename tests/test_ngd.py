@@ -634,7 +634,7 @@ def test_device_path_on_stand_in_arrays_gives_the_cpu_model(monkeypatch, case):
         if more:
             cpu.partial_fit(X_host, y, **fit_kw)
         stand_in = Backend("gpu", _DeviceNamespace())
-        monkeypatch.setattr(_ngd, "resolve_device", lambda device: stand_in)
+        monkeypatch.setattr(_ngd, "resolve_device", lambda device, *work: stand_in)
         dev = NGDClassifier(device="gpu", **kw).fit(X, y, **fit_kw)
         if more:
             dev.partial_fit(X, y, **fit_kw)

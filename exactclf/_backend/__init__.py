@@ -33,26 +33,32 @@ import numpy as np
 __all__ = ["Backend", "GPU_BREAK_EVEN", "REFERENCE", "gpu_available", "gpu_pays",
            "quiet_launches", "resolve_device"]
 
-#: The work (in each estimator's unit below) from which ``device="auto"`` picks the GPU.
-#: Provisional, from the measurements of issue 27 (one H100 against the same machine's 16
-#: cores, ``n_jobs=-1``): each is the smallest measured work on which the GPU won, so that
-#: ``auto`` keeps every measured instance where it ran faster; re-measure with
-#: ``benchmarks/gpu_vs_cpu.py`` when a kernel changes.
+#: The work (in each estimator's unit below) from which ``device="auto"`` picks the GPU:
+#: the smallest measured work on which the GPU won, so that ``auto`` keeps every measured
+#: instance where it ran faster (``benchmarks/gpu_vs_cpu.py``; figures in
+#: ``benchmarks/results/gpu_vs_cpu.txt``, one H200 against the same machine's 16 cores,
+#: ``n_jobs=-1``). Re-measure when a kernel changes.
 #:
 #: * ``"ice"``: candidate planes times unique points, ``C(n, D) * n``. The GPU lost on
-#:   Haberman (283 x 3, 1.0e9), tied on Voicepath (1.7e8) and won on 1500 x 2 (1.7e9).
-#: * ``"deepice"``: the serial CPU seconds of the exact union search that
-#:   :func:`exactclf.maxout._exact.estimate_union` predicts. The GPU won on Voicepath K = 2
-#:   (34.9 s against 61 s on 16 cores, about 980 serial seconds): from 35 s on 16 cores.
-#: * ``"mrc"``: samples times features times classes; the GPU won on 100000 x 20, 5 classes.
-#: * ``"ngd"``: never, yet: the GPU lost on every measured network (up to 100k x 60,
-#:   (256, 256), batch 1024).
+#:   Haberman (283 x 3, 1.05e9: 0.50 s against 0.38 s), tied on Voicepath (1.7e8) and won
+#:   on 1500 x 2 (1.7e9: 0.13 s against 1.05 s). Measured with the Numba CUDA kernel: where
+#:   Numba cannot compile kernels, ``auto`` keeps the CPU.
+#: * ``"mrc"``: samples times features times classes. Never, yet: the linear programs
+#:   dominate, and the GPU lost on 100000 x 20, 5 classes (1.75 s against 1.40 s).
+#: * ``"ngd"``: weights times batch size, the work of one batch's products. The GPU lost on
+#:   digits (batches of 16 and 200 samples, one hidden layer of 128: up to 1.9e6) and won
+#:   on 100k x 60, (256, 256), batch 1024 (8.3e7: 0.69 s against 0.93 s an epoch).
+#:
+#: Deep-ICE stays on the CPU under ``auto``: its GPU kernel prunes as the CPU kernel does but
+#: has not beaten 16 cores on a measured search (Voicepath K = 2: 26.7 s against 24.5 s).
 GPU_BREAK_EVEN = {
     "ice": 1.2e9,
-    "deepice": 35.0 * 16,
-    "mrc": 1e7,
-    "ngd": math.inf,
+    "mrc": math.inf,
+    "ngd": 8e7,
 }
+
+#: the kinds whose break-even was measured with a Numba CUDA kernel, not the CuPy code
+_KERNEL_KINDS = frozenset({"ice"})
 
 
 @dataclass(frozen=True)
@@ -98,14 +104,38 @@ def _cupy_or_reason() -> tuple[ModuleType | None, str]:
 
 @lru_cache(maxsize=1)
 def _numba_cuda() -> bool:  # pragma: no cover - needs a GPU
-    """Whether Numba can launch CUDA kernels here (numba-cuda, or Numba's own CUDA target,
-    which warns that it is deprecated in favour of numba-cuda)."""
+    """Whether Numba can compile and launch CUDA kernels here (numba-cuda, or Numba's own
+    CUDA target, which warns that it is deprecated in favour of numba-cuda).
+
+    A device can be present while compilation fails: numba-cuda 0.30 cannot compile any
+    kernel under NumPy 2.5 (it registers an overload of ``np.row_stack``, which NumPy 2.5
+    removed). A tiny kernel is compiled and run once to tell; where it fails, the GPU runs
+    the CuPy code, with a warning that says why and what to change.
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             from numba import cuda
-        return bool(cuda.is_available())
-    except Exception:
+            if not cuda.is_available():
+                return False
+
+            @cuda.jit
+            def probe(out):
+                out[0] = 1.0
+
+            out = cuda.to_device(np.zeros(1))
+            with quiet_launches():
+                probe[1, 1](out)
+            if out.copy_to_host()[0] != 1.0:
+                raise RuntimeError("a probe kernel ran but wrote nothing")
+        return True
+    except Exception as exc:
+        warnings.warn(
+            f"Numba cannot run CUDA kernels here ({type(exc).__name__}: {exc}), so the GPU "
+            "runs exactclf's slower CuPy code and device='auto' keeps ICE on the CPU. "
+            "numba-cuda 0.30 does not support NumPy 2.5: install NumPy < 2.5, or a "
+            f"numba-cuda that supports NumPy {np.__version__}.",
+            RuntimeWarning, stacklevel=2)
         return False
 
 
@@ -148,7 +178,7 @@ def resolve_device(device: str, kind: str | None = None, work: float | None = No
         ``"auto"`` picks the GPU only when CuPy and a CUDA device are really usable and
         :func:`gpu_pays` says that the work wins there; without ``kind`` and ``work`` it
         cannot tell, and stays on the CPU.
-    kind : {"ice", "deepice", "mrc", "ngd"}, optional
+    kind : {"ice", "mrc", "ngd"}, optional
         The estimator, for :func:`gpu_pays`.
     work : float, optional
         The estimated work, in the unit of ``kind`` (see :data:`GPU_BREAK_EVEN`).
@@ -167,8 +197,12 @@ def resolve_device(device: str, kind: str | None = None, work: float | None = No
     if device == "auto" and (kind is None or work is None or not gpu_pays(kind, work)):
         return CPU
     cupy, reason = _cupy_or_reason()
-    if cupy is not None:  # pragma: no cover - needs a GPU
-        return Backend("gpu", cupy, cuda=_numba_cuda())
+    if cupy is not None:
+        # MRC and NGD have no kernels: no probe, and no warning about one
+        kernels = kind not in ("mrc", "ngd") and _numba_cuda()
+        if device == "auto" and kind in _KERNEL_KINDS and not kernels:
+            return CPU  # the break-even was measured with the kernel, not the CuPy code
+        return Backend("gpu", cupy, cuda=kernels)
     if device == "auto":
         return CPU
     raise RuntimeError(

@@ -92,8 +92,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         cover runs (it has its own bound), a tenth of it is kept for a quick lower bound,
         spent only if the search stops before a proof.
     device : {"auto", "cpu", "gpu"}, default="auto"
-        ``"cpu"``: Numba kernel. ``"gpu"``: batched evaluation with CuPy (extra
-        ``exactclf[gpu]``). ``"auto"``: the GPU only when CuPy and a device are usable.
+        ``"cpu"``: Numba kernel. ``"gpu"``: its Numba CUDA counterpart (CuPy array code
+        where Numba cannot compile kernels; extra ``exactclf[gpu]``). ``"auto"``: the GPU
+        only when one is usable and the search is large enough to win there (candidates
+        times points at least ``exactclf._backend.GPU_BREAK_EVEN["ice"]``, measured).
     n_jobs : int, default=None
         Parallel workers over chunks of the candidate space (joblib; ``-1``: all cores).
         Under ``joblib.parallel_config(backend="dask")`` the chunks run on a Dask cluster.

@@ -111,10 +111,12 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         The coreset heuristic solves the remaining points exactly once at most this many
         remain.
     device : {"auto", "cpu", "gpu"}, default="auto"
-        Where the exact search runs: ``"cpu"`` (Numba bitset kernel), ``"gpu"`` (CuPy: the
-        last two levels of the search as matrix products; raises if no GPU is usable) or
-        ``"auto"`` (the GPU only when CuPy and a device are usable). The coreset heuristic
-        solves its small blocks on the CPU.
+        Where the exact search runs: ``"cpu"`` (Numba bitset kernel), ``"gpu"`` (its Numba
+        CUDA counterpart, or CuPy array code where Numba cannot compile kernels; extra
+        ``exactclf[gpu]``; raises if no GPU is usable) or ``"auto"``, which keeps the CPU:
+        the GPU kernel has not yet beaten a 16-core CPU on a measured search (see
+        ``exactclf._backend.GPU_BREAK_EVEN``). The coreset heuristic solves its small
+        blocks on the CPU.
     n_jobs : int, default=None
         Parallel workers over chunks of the K-tuple space (joblib), at most the usable
         cores.

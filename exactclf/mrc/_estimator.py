@@ -134,7 +134,8 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
     device : {"auto", "cpu", "gpu"}, default="auto"
         Where the scores and most violated subsets of all samples are computed each iteration
-        (``"gpu"``: CuPy, extra ``exactclf[gpu]``); the LP always runs on the CPU.
+        (``"gpu"``: CuPy, extra ``exactclf[gpu]``); the LP always runs on the CPU, and
+        ``"auto"`` keeps the CPU: the LP dominates, and the GPU has not won a measured fit.
     random_state : int, RandomState instance or None, default=None
         Seed of the random features.
     verbose : int, default=0

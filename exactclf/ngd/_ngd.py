@@ -159,7 +159,10 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         Epochs without ``tol`` improvement tolerated before stopping.
     device : {"auto", "cpu", "gpu"}, default="auto"
         Where to train: ``"gpu"`` runs the same array code on CuPy (extra
-        ``exactclf[gpu]``); ``"auto"`` uses a GPU only when CuPy and a device are usable.
+        ``exactclf[gpu]``); ``"auto"`` uses a usable GPU only for batches large enough to
+        win there (batch size times the number of weights at least
+        ``exactclf._backend.GPU_BREAK_EVEN["ngd"]``, measured: smaller batches ran faster on
+        the CPU).
         Fitted weights are always NumPy arrays and prediction runs on the CPU.
 
     Attributes
@@ -505,7 +508,9 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                 f"{[c.shape[0] for c in self.coefs_] + [self.coefs_[-1].shape[1]]}; "
                 f"continuing needs {layer_units}. Set warm_start=False to start afresh."
             )
-        backend = resolve_device(self.device)
+        batch = min(_AUTO_BATCH if self.batch_size == "auto" else self.batch_size, X.shape[0])
+        weights = sum(a * b for a, b in zip(layer_units[:-1], layer_units[1:], strict=True))
+        backend = resolve_device(self.device, "ngd", batch * weights)
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
         self._train(X, y_idx, sample_weight, rng, backend, incremental)
         if not all(np.isfinite(a).all() for a in (*self.coefs_, *self.intercepts_)):
