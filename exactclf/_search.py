@@ -161,15 +161,25 @@ def run_search(
     # workers that really run in parallel (n_jobs=10**12 must not mean 10**12 threads)
     n_workers = effective_workers(n_jobs)
 
+    deadline = math.inf if time_limit is None else t0 + time_limit
+
+    def scan_in_time(r0: int, r1: int, lt: float, le: float) -> ChunkResult:
+        # a chunk not started by the deadline goes back to the queue untouched: a wave (or
+        # a GPU, which runs its chunks one after another) never runs past the time limit by
+        # more than the chunks already started
+        if time.perf_counter() >= deadline:
+            return ChunkResult(None, (), r0)
+        return scan(r0, r1, lt, le)
+
     def run_wave(wave):
         if n_workers == 1:
-            return [scan(r0, r1, *bounds(r0, r1)) for r0, r1 in wave]
+            return [scan_in_time(r0, r1, *bounds(r0, r1)) for r0, r1 in wave]
         with Parallel(n_jobs=n_workers, prefer="threads") as parallel:
-            return parallel(delayed(scan)(r0, r1, *bounds(r0, r1)) for r0, r1 in wave)
+            return parallel(delayed(scan_in_time)(r0, r1, *bounds(r0, r1)) for r0, r1 in wave)
 
     try:
         while requeue or next_start < stop:
-            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            if time.perf_counter() >= deadline:
                 stop_reason = StopReason.TIME_LIMIT
                 break
             wave, requeue = requeue[: 2 * n_workers], requeue[2 * n_workers :]

@@ -1,5 +1,7 @@
 """Exactness of the 0-1 loss search against independent oracles, on every backend."""
 
+import threading
+
 import numpy as np
 import pytest
 from _helpers import brute_force_min01, random_instance, strictly_separable
@@ -121,6 +123,32 @@ def test_time_limit_stops_the_search():
     out = run_search(10**9, scan, lambda p: [], upper_bound=1.0, time_limit=1e-9,
                      chunk_size=10)
     assert out.stop_reason == "time_limit" and not out.complete
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_no_chunk_starts_after_the_time_limit(monkeypatch, n_jobs):
+    """A chunk not started by the deadline is left, even inside a wave: on a GPU, whose
+    chunks run one after another, a wave of 32 once ran 2.2 s past a 20 s limit. A fake
+    clock advances one second per chunk: with a 2.5 s limit, three chunks run (the third
+    started at 2 s), none after, and the chunks left are not counted as searched."""
+    import exactclf._search as search_module
+
+    clock = {"now": 0.0}
+    monkeypatch.setattr(search_module.time, "perf_counter", lambda: clock["now"])
+    lock = threading.Lock()
+    started = []
+
+    def scan(r0, r1, ub_lt, ub_le):
+        with lock:
+            started.append((clock["now"], r1 - r0))
+            clock["now"] += 1.0
+        return ChunkResult(None, [], r1)
+
+    out = run_search(10**6, scan, lambda p, b: [], upper_bound=1.0, time_limit=2.5,
+                     chunk_size=10, n_jobs=n_jobs)
+    assert out.stop_reason == "time_limit" and not out.complete
+    assert max(t for t, _ in started) < 2.5 and len(started) == 3
+    assert out.n_candidates == sum(size for _, size in started)
 
 
 @pytest.mark.parametrize("kind", KINDS)
