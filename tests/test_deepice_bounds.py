@@ -5,6 +5,7 @@ import dataclasses
 import os
 import re
 import signal
+import time
 import warnings
 
 import numpy as np
@@ -529,3 +530,30 @@ def test_partition_interrupted_between_blocks_keeps_what_is_proven(monkeypatch, 
         lb = partition_bound(Z, want, 1 - want, 2, time_limit=30, block_size=8,
                              n_jobs=n_jobs)
     assert lb.interrupted and 0 <= lb.value <= best
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_refine_beyond_the_enumeration_places_a_half_space_by_local_search(seed):
+    """With a deadline, a half-space whose points are beyond ``max_candidates`` is placed
+    by the linear problem's incumbents and local search (once a capped enumeration that saw
+    only the first points' planes). A union of two half-spaces, seeded with one of them and
+    an empty one: the empty one is placed on the points the seed leaves out, the errors fall
+    from the second half-space's points to a few, and the value returned is what the planes
+    make on all points."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(400, 3))
+    want = (Z[:, 0] > 0.5) | (Z[:, 1] > 0.5)
+    want_w, other_w = want * 1.0, (~want) * 1.0
+    empty, seed_plane = (np.zeros(3), -1.0), (np.array([1.0, 0.0, 0.0]), -0.5)
+    start = float(want_w[~union_on(Z, [seed_plane])].sum())
+    planes, value, interrupted = _coreset.refine(
+        Z, [empty, seed_plane], want_w, other_w, max_candidates=1000,
+        deadline=time.perf_counter() + 5.0)
+    inside = union_on(Z, planes)
+    assert not interrupted and len(planes) == 2
+    assert value == float(other_w[inside].sum() + want_w[~inside].sum())
+    assert start >= 50 and value <= 3
+    # without a deadline the capped enumeration stays (it cannot place the plane here)
+    _, capped, _ = _coreset.refine(Z, [empty, seed_plane], want_w, other_w,
+                                   max_candidates=1000)
+    assert capped > value

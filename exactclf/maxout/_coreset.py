@@ -24,7 +24,9 @@ import numpy as np
 from .._certificate import StopReason
 from .._combinatorics import MAX_RANK
 from .._warnings import warn
-from ..linear._min01 import search_size, solve_min01
+from ..linear._incumbent import best_incumbent
+from ..linear._local_search import improve_incumbent
+from ..linear._min01 import labeling_errors, search_size, solve_min01
 from ._exact import exact_union, realize_union, union_on
 
 __all__ = ["CoresetResult", "coreset_union"]
@@ -55,12 +57,28 @@ def realize_on(Z, planes, want_w, other_w):
     return (planes, value) if exact else None
 
 
+def _local_plane(Z, want_w, other_w, start, seconds):
+    """The best labeling of one half-space found in ``seconds`` from ``start`` or the linear
+    surrogates (whichever errs less) by the linear local search, and whether Ctrl-C stopped
+    it."""
+    end = time.perf_counter() + seconds
+    best, value, _, interrupted = best_incumbent(Z, want_w, other_w)
+    if labeling_errors(start, want_w, other_w) <= value:
+        best = start
+    if not interrupted:
+        best, _, interrupted = improve_incumbent(Z, want_w, other_w, best,
+                                                 time_limit=max(end - time.perf_counter(), 0.0))
+    return best, interrupted
+
+
 def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, deadline=None):
     """Exact block coordinate descent over the half-spaces; returns ``(planes, value,
     interrupted)``.
 
     Each round re-solves one half-space exactly (the linear 0-1 problem on the points the
-    other half-spaces leave out) while the others stay fixed. ``deadline``: a
+    other half-spaces leave out) while the others stay fixed; with a ``deadline``, a problem
+    beyond ``max_candidates`` candidates goes to the linear problem's incumbents and local
+    search instead (a large-neighbourhood move over one half-space). ``deadline``: a
     ``time.perf_counter()`` value after which no new solve starts (a solve that is running
     stops there and keeps its best plane). Ctrl-C stops it with the best planes so far and
     ``interrupted`` True (the solve that caught it does not re-raise).
@@ -80,19 +98,27 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
                 return planes, value, False
             others = planes[:k] + planes[k + 1 :]
             free = ~union_on(Z, others) if others else np.ones(len(Z), dtype=bool)
-            # nothing to place, or an enumeration beyond the addressable ranks (it would
-            # raise): this half-space stays
-            if not free.any() or search_size(int(free.sum()), Z.shape[1]) > MAX_RANK:
+            if not free.any():
                 continue
             a, b = planes[k]
-            res = solve_min01(Z[free], want_w[free], other_w[free],
-                              incumbent=Z[free] @ a + b > 0,
-                              max_candidates=max_candidates, time_limit=left)
-            if res.stop_reason == StopReason.INTERRUPTED:
+            Zf, wf, of, start = Z[free], want_w[free], other_w[free], Z[free] @ a + b > 0
+            size = search_size(int(free.sum()), Z.shape[1])
+            if left is not None and size > max_candidates:
+                # beyond the enumeration, a capped one would only see the first points'
+                # planes: the linear problem's incumbents and local search, in this
+                # half-space's share of the time left
+                positive, interrupted = _local_plane(Zf, wf, of, start, left / (len(planes) - k))
+            elif size > MAX_RANK:  # an enumeration beyond the addressable ranks would raise
+                continue
+            else:
+                res = solve_min01(Zf, wf, of, incumbent=start, max_candidates=max_candidates,
+                                  time_limit=left)
+                positive, interrupted = res.positive, res.stop_reason == StopReason.INTERRUPTED
+            if interrupted:
                 return planes, value, True
-            if res.improved:
+            if labeling_errors(positive, wf, of) < labeling_errors(start, wf, of):
                 # a plane float64 cannot place exactly is still scored by what it realizes
-                plane = realize_union(Z[free], [res.positive], want_w[free], other_w[free])[0]
+                plane = realize_union(Zf, [positive], wf, of)[0]
                 realized = realize_on(Z, planes[:k] + plane + planes[k + 1 :], want_w, other_w)
                 if realized is not None and realized[1] < value:
                     planes, value = realized

@@ -588,7 +588,10 @@ class MaxoutSearch:
         if Ctrl-C stopped it."""
         planes = realize_union(self.Z, [side], want_w, other_w)[0]
         empty = (np.zeros(self.Z.shape[1]), -1.0)
-        planes, value, interrupted = refine(self.Z, planes + [empty] * (self.K - 1), want_w,
+        # the empty half-spaces first: the first move places one on the points the seed's
+        # half-space leaves out (re-solving the seed's first would solve the linear problem
+        # again)
+        planes, value, interrupted = refine(self.Z, [empty] * (self.K - 1) + planes, want_w,
                                             other_w,
                                             deadline=time.perf_counter() + max(seconds, 0.0))
         if value < res.value:
