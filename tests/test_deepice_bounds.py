@@ -557,3 +557,27 @@ def test_refine_beyond_the_enumeration_places_a_half_space_by_local_search(seed)
     _, capped, _ = _coreset.refine(Z, [empty, seed_plane], want_w, other_w,
                                    max_candidates=1000)
     assert capped > value
+
+
+def test_bounds_that_raise_nothing_hand_the_time_to_the_networks(monkeypatch, capsys):
+    """When the obstruction covers and the first partition bounds leave every polarity's
+    bound where the heuristics left it (as in 19 dimensions, where blocks small enough to
+    solve are separable), the portfolio does not run them again to the deadline: the time
+    left goes to the networks (large-neighbourhood moves and the coreset heuristic)."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)  # no exact search
+    monkeypatch.setattr(_portfolio.MaxoutSearch, "_obstructions", lambda self, *a, **k: False)
+    calls = []
+
+    def no_bound(self, order, until, seed):
+        calls.append(until)
+        return False
+
+    monkeypatch.setattr(_portfolio.MaxoutSearch, "_bounds", no_bound)
+    X, y = _noisy_disk(5, 150, 0.8)
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=6, random_state=0, verbose=1)
+    clf.fit(X, y)
+    err = capsys.readouterr().err
+    assert "bounds raised nothing: the time left goes to the networks" in err
+    assert len(calls) == 1  # the first bound phase only, not the one to the deadline
+    assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_

@@ -374,6 +374,7 @@ class MaxoutSearch:
         # an exact search whose family is cheap is tried before the bounds (it often
         # proves at once what partitions of small blocks never reach)
         cheap = planes / PLANE_RATE <= _CHEAP_SHARE * self.budget
+        before = {p: self.results[p].lower for p in order}
         if self._obstructions(order, min(_OBSTRUCTION_SHARE * self.budget,
                                          _OBSTRUCTION_SECONDS),
                               min(_PAIR_SHARE * self.budget, _PAIR_SECONDS)):
@@ -389,6 +390,11 @@ class MaxoutSearch:
                     continue
                 if self._exact_phase(p, self.incumbent()):
                     return True
+        if all(self.results[p].lower <= before[p] for p in order):
+            # the bounds raised nothing in their share (in many dimensions blocks small
+            # enough to solve are separable): the rest of the budget goes to the networks
+            self.say("bounds raised nothing: the time left goes to the networks")
+            return False
         if self._bounds(order, self.deadline, self.settings.seed + 1):
             return True
         # the partition bounds stalled before the deadline: the obstructions take the rest
@@ -397,9 +403,10 @@ class MaxoutSearch:
 
     def _search_more(self, order) -> bool:
         """The time that stalled bounds leave goes to the networks: the linear problem
-        again when its seed was not proven (:meth:`_retry_linear`), then the coreset heuristic
-        again, drawing other blocks at every run, on each polarity that could still beat
-        the best network (a better network closes the gap from above; its pass sums are
+        again when its seed was not proven (:meth:`_retry_linear`), then, on each polarity
+        that could still beat the best network, a large-neighbourhood move from its network
+        (:meth:`_refine`) and the coreset heuristic again, drawing other blocks at every
+        run (a better network closes the gap from above; its pass sums are
         bounds too), until :data:`_STALLED_RUNS` runs in a row find none. True if Ctrl-C
         stopped it."""
         if self._retry_linear():
@@ -412,6 +419,10 @@ class MaxoutSearch:
             run, stalled, before = run + 1, stalled + 1, self.incumbent()
             for p in open_:
                 res, (want_w, other_w) = self.results[p], self.weights[p]
+                # first a large-neighbourhood move from the polarity's best network, then
+                # the coreset heuristic from other blocks
+                if self._refine(p, min(_HEURISTIC_SHARE * self.budget, self.left())):
+                    return True
                 got = self.settings.coreset(
                     self.Z, want_w, other_w, self.K,
                     max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3), run=run)
@@ -596,6 +607,20 @@ class MaxoutSearch:
                                             deadline=time.perf_counter() + max(seconds, 0.0))
         if value < res.value:
             res.value, res.planes = value, planes
+        if interrupted:
+            res.stop_reason = StopReason.INTERRUPTED
+        return interrupted
+
+    def _refine(self, polarity, seconds) -> bool:
+        """:func:`refine` from the polarity's best network for at most ``seconds``: every
+        half-space in turn re-solved on the points the others leave out; the polarity takes
+        the network if it errs less. True if Ctrl-C stopped it."""
+        res, (want_w, other_w) = self.results[polarity], self.weights[polarity]
+        planes, value, interrupted = refine(self.Z, res.planes, want_w, other_w,
+                                            deadline=time.perf_counter() + max(seconds, 0.0))
+        if value < res.value:
+            res.value, res.planes = value, planes
+            self.say(f"polarity {polarity:+d}: refined, {value:g} errors")
         if interrupted:
             res.stop_reason = StopReason.INTERRUPTED
         return interrupted
