@@ -1,13 +1,25 @@
-"""Test-session settings (the environment must precede the first import of scipy) and the
-skip of the ``gpu`` marker."""
+"""Test-session settings (the environment must precede the first import of scipy, and
+SIGINT must raise KeyboardInterrupt) and the skip of the ``gpu`` marker."""
 
 import os
+import signal
 
 import pytest
 
 # scikit-learn's array-API conformance checks run only with this set; enabling it makes
 # them check that array-API dispatch on NumPy inputs leaves every estimator's results unchanged
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sigint_raises_keyboard_interrupt():
+    """The Ctrl-C tests send SIGINT to their own process. A runner started as a background
+    job of a non-interactive shell inherits SIGINT ignored, and Python then installs no
+    handler: the signal would be lost and an interrupted fit would run to its time limit
+    (600 s in some tests)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 def pytest_collection_modifyitems(config, items):
