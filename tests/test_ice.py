@@ -573,3 +573,24 @@ def test_one_unit_networks_in_the_users_features_give_realizable_labelings():
     huge = U.copy()
     huge[:, 0] = np.where(np.arange(len(U)) % 2, 1.7e308, -1.7e308)
     assert len(list(one_unit_networks(Z, wpos, wneg, original=huge))) == 1
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_best_offset_is_the_best_threshold(seed):
+    """:func:`best_offset` against every threshold tried by brute force (between and
+    outside the distinct values), with ties in the scores, weights, and points with both
+    labels: the fewest weighted errors, never splitting a tie."""
+    from exactclf.linear._incumbent import best_offset
+    from exactclf.linear._min01 import labeling_errors
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 30))
+    d = rng.integers(-4, 5, n) * 0.5  # many ties
+    wpos = rng.integers(0, 3, n) * rng.random()
+    wneg = rng.integers(0, 3, n) * 1.0
+    got = best_offset(d, wpos, wneg)
+    values = np.unique(d)
+    cuts = np.r_[values[0] - 1, (values[1:] + values[:-1]) / 2, values[-1] + 1]
+    best = min(labeling_errors(d > t, wpos, wneg) for t in cuts)
+    assert labeling_errors(got, wpos, wneg) == pytest.approx(best, rel=1e-12, abs=0)
+    assert any(np.array_equal(got, d > t) for t in cuts)  # a threshold realizes it

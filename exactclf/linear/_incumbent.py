@@ -19,7 +19,7 @@ from .._resources import effective_workers
 from ._milp import bigm_milp
 from ._min01 import labeling_errors, majority_labeling
 
-__all__ = ["best_incumbent", "one_unit_networks"]
+__all__ = ["best_incumbent", "best_offset", "one_unit_networks"]
 
 
 def _samples(Z, wpos, wneg):
@@ -62,8 +62,36 @@ def one_unit_networks(Z, wpos, wneg, seeds=(0,), original=None):
                     Xs, ys, sample_weight=ws).predict(coords) > 0.5
 
 
+def best_offset(d: np.ndarray, wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
+    """The labeling ``d > t`` with the fewest weighted errors over every threshold ``t``
+    (the positive side). A cut falls between two distinct values of ``d`` (or outside them
+    all), so an affine ``d`` realizes the labeling with that threshold.
+
+    A surrogate's own threshold fits its loss, not the errors: on an unbalanced instance (the
+    points a network's other half-spaces leave out) it often puts every point on one side.
+
+    Examples
+    --------
+    >>> d = np.array([0.0, 1.0, 2.0, 3.0])
+    >>> best_offset(d, np.array([0, 0, 1, 1.0]), np.array([1, 1, 0, 0.0]))
+    array([False, False,  True,  True])
+    """
+    order = np.argsort(d, kind="stable")
+    ds = d[order]
+    # errors of the cut after the first i points (i = 0..n): positives below, negatives above
+    below_pos = np.r_[0.0, np.cumsum(wpos[order])]
+    above_neg = wneg.sum() - np.r_[0.0, np.cumsum(wneg[order])]
+    errors = below_pos + above_neg
+    cuts = np.flatnonzero(np.r_[True, ds[1:] != ds[:-1], True])  # never inside a tie
+    i = cuts[np.argmin(errors[cuts])]
+    positive = np.zeros(len(d), dtype=bool)
+    positive[order[i:]] = True
+    return positive
+
+
 def _surrogates(Z, wpos, wneg):
-    """Predictions (positive side) of LinearSVC and LogisticRegression on weighted points."""
+    """Predictions (positive side) of LinearSVC and LogisticRegression on weighted points,
+    each with its own threshold and with the best one (:func:`best_offset`)."""
     Zs, ys, ws = _samples(Z, wpos, wneg)
     models = {
         "LinearSVC": LinearSVC(C=10.0, max_iter=20000),
@@ -73,7 +101,9 @@ def _surrogates(Z, wpos, wneg):
         warnings.simplefilter("ignore", ConvergenceWarning)
         for name, model in models.items():
             model.fit(Zs, ys, sample_weight=ws)
-            yield name, model.decision_function(Z) > 0
+            d = model.decision_function(Z)
+            yield name, d > 0
+            yield f"{name}, best threshold", best_offset(d, wpos, wneg)
 
 
 def best_incumbent(
