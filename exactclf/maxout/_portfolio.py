@@ -359,8 +359,7 @@ class MaxoutSearch:
                 if lower > res.lower:
                     res.lower, res.bound_method = lower, how
                 continue
-            if self._grow(side, want_w, other_w, res,
-                          min(_GROW_SHARE * self.budget, self.left())):
+            if self._grow(side, polarity, min(_GROW_SHARE * self.budget, self.left())):
                 return True
             self.say(f"polarity {polarity:+d}: grown from the linear seed, {res.value:g} "
                      "errors")
@@ -421,8 +420,11 @@ class MaxoutSearch:
                 res, (want_w, other_w) = self.results[p], self.weights[p]
                 # first a large-neighbourhood move from the polarity's best network, then
                 # the coreset heuristic from other blocks
+                before_move = res.value
                 if self._refine(p, min(_HEURISTIC_SHARE * self.budget, self.left())):
                     return True
+                if res.value < before_move:
+                    self.say(f"polarity {p:+d}: refined, {res.value:g} errors")
                 got = self.settings.coreset(
                     self.Z, want_w, other_w, self.K,
                     max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3), run=run)
@@ -592,35 +594,28 @@ class MaxoutSearch:
             res.stop_reason = out.stop_reason
         return out.stop_reason == StopReason.INTERRUPTED
 
-    def _grow(self, side, want_w, other_w, res, seconds) -> bool:
+    def _grow(self, side, polarity, seconds) -> bool:
         """Local search from the half-space whose inside is ``side``: the other K - 1 start
-        empty and every half-space in turn is re-solved exactly on the points the others
-        leave out, for at most ``seconds``; ``res`` takes the network if it errs less. True
-        if Ctrl-C stopped it."""
+        empty and every half-space in turn is re-solved on the points the others leave out,
+        for at most ``seconds`` (:meth:`_refine`). True if Ctrl-C stopped it."""
+        want_w, other_w = self.weights[polarity]
         planes = realize_union(self.Z, [side], want_w, other_w)[0]
         empty = (np.zeros(self.Z.shape[1]), -1.0)
         # the empty half-spaces first: the first move places one on the points the seed's
         # half-space leaves out (re-solving the seed's first would solve the linear problem
         # again)
-        planes, value, interrupted = refine(self.Z, [empty] * (self.K - 1) + planes, want_w,
-                                            other_w,
-                                            deadline=time.perf_counter() + max(seconds, 0.0))
-        if value < res.value:
-            res.value, res.planes = value, planes
-        if interrupted:
-            res.stop_reason = StopReason.INTERRUPTED
-        return interrupted
+        return self._refine(polarity, seconds, [empty] * (self.K - 1) + planes)
 
-    def _refine(self, polarity, seconds) -> bool:
-        """:func:`refine` from the polarity's best network for at most ``seconds``: every
-        half-space in turn re-solved on the points the others leave out; the polarity takes
-        the network if it errs less. True if Ctrl-C stopped it."""
+    def _refine(self, polarity, seconds, planes=None) -> bool:
+        """:func:`refine` from ``planes`` (the polarity's best network by default) for at
+        most ``seconds``: every half-space in turn re-solved on the points the others leave
+        out; the polarity takes the network if it errs less. True if Ctrl-C stopped it."""
         res, (want_w, other_w) = self.results[polarity], self.weights[polarity]
-        planes, value, interrupted = refine(self.Z, res.planes, want_w, other_w,
+        planes, value, interrupted = refine(self.Z, res.planes if planes is None else planes,
+                                            want_w, other_w,
                                             deadline=time.perf_counter() + max(seconds, 0.0))
         if value < res.value:
             res.value, res.planes = value, planes
-            self.say(f"polarity {polarity:+d}: refined, {value:g} errors")
         if interrupted:
             res.stop_reason = StopReason.INTERRUPTED
         return interrupted
