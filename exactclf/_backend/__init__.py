@@ -57,8 +57,9 @@ GPU_BREAK_EVEN = {
     "ngd": 8e7,
 }
 
-#: the kinds whose break-even was measured with a Numba CUDA kernel, not the CuPy code
-_KERNEL_KINDS = frozenset({"ice"})
+#: the kinds that have no Numba CUDA kernel (their GPU code is CuPy's alone); the others'
+#: break-evens were measured with their kernel
+_ARRAY_KINDS = frozenset({"mrc", "ngd"})
 
 
 @dataclass(frozen=True)
@@ -198,9 +199,9 @@ def resolve_device(device: str, kind: str | None = None, work: float | None = No
         return CPU
     cupy, reason = _cupy_or_reason()
     if cupy is not None:
-        # MRC and NGD have no kernels: no probe, and no warning about one
-        kernels = kind not in ("mrc", "ngd") and _numba_cuda()
-        if device == "auto" and kind in _KERNEL_KINDS and not kernels:
+        # no probe (and no warning about one) where there is no kernel to run
+        kernels = kind not in _ARRAY_KINDS and _numba_cuda()
+        if device == "auto" and kind not in _ARRAY_KINDS and not kernels:
             return CPU  # the break-even was measured with the kernel, not the CuPy code
         return Backend("gpu", cupy, cuda=kernels)
     if device == "auto":

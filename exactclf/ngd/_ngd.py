@@ -508,9 +508,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                 f"{[c.shape[0] for c in self.coefs_] + [self.coefs_[-1].shape[1]]}; "
                 f"continuing needs {layer_units}. Set warm_start=False to start afresh."
             )
-        batch = min(_AUTO_BATCH if self.batch_size == "auto" else self.batch_size, X.shape[0])
         weights = sum(a * b for a, b in zip(layer_units[:-1], layer_units[1:], strict=True))
-        backend = resolve_device(self.device, "ngd", batch * weights)
+        backend = resolve_device(self.device, "ngd", self._batch_size(X.shape[0]) * weights)
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
         self._train(X, y_idx, sample_weight, rng, backend, incremental)
         if not all(np.isfinite(a).all() for a in (*self.coefs_, *self.intercepts_)):
@@ -540,6 +539,13 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             witness=Witness("none", "a local method: no optimality proof"),
         )
 
+    def _batch_size(self, n_samples: int) -> int:
+        """The samples per batch: ``batch_size`` (``"auto"``: ``min(200, n_samples)``),
+        clipped to ``[1, n_samples]``."""
+        if self.batch_size == "auto":
+            return min(_AUTO_BATCH, n_samples)
+        return int(np.clip(self.batch_size, 1, n_samples))
+
     def _train(self, X, y_idx, sw, rng, backend, incremental: bool) -> None:
         xp = backend.xp
         early = self.early_stopping
@@ -559,13 +565,10 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             self._best_coefs = self._best_intercepts = None
             self._best_run_score = -np.inf
         n_samples = X.shape[0]
-        if self.batch_size == "auto":
-            batch_size = min(_AUTO_BATCH, n_samples)
-        else:
-            if self.batch_size > n_samples:
-                warn("Got `batch_size` less than 1 or larger than sample size. It "
-                     "is going to be clipped")
-            batch_size = int(np.clip(self.batch_size, 1, n_samples))
+        if self.batch_size != "auto" and self.batch_size > n_samples:
+            warn("Got `batch_size` less than 1 or larger than sample size. It "
+                 "is going to be clipped")
+        batch_size = self._batch_size(n_samples)
 
         X_dev = _to_device(X.tocsr() if sp.issparse(X) else X, xp)
         Y_dev = xp.asarray(self._targets(y_idx, X.dtype))
