@@ -26,10 +26,14 @@ def _failed(report):
     return [c.name for c in report.checks if not c.passed]
 
 
-@pytest.fixture(scope="module", params=[load_cryotherapy, load_caesarian])
+@pytest.fixture(scope="module", params=[(load_cryotherapy, "highs"), (load_caesarian, "highs"),
+                                        (load_caesarian, "gurobi")])
 def fitted(request):
-    X, y = request.param(return_X_y=True)
-    return ICEClassifier(method="iis_cover", device="cpu").fit(X, y), X, y
+    """A proof by the IIS cover, its master on either solver (the witness is the same kind:
+    the verifier re-solves the cover itself)."""
+    load, mip_solver = request.param
+    X, y = load(return_X_y=True)
+    return ICEClassifier(method="iis_cover", device="cpu", mip_solver=mip_solver).fit(X, y), X, y
 
 
 def test_bundled_iis_cover_certificates_verify(fitted):

@@ -6,9 +6,8 @@ from _helpers import brute_force_min01, random_instance, strictly_separable
 
 from exactclf._certificate import StopReason
 from exactclf.linear import _iis
+from exactclf.linear._cover import BOUND_RTOL, CoverModel
 from exactclf.linear._iis import (
-    BOUND_RTOL,
-    CoverModel,
     IISCoverSolver,
     IISOracle,
     exact_gordan_support,
@@ -19,6 +18,8 @@ from exactclf.linear._iis import (
 from exactclf.linear._min01 import labeling_errors, solve_min01
 
 KINDS = ["gaussian", "grid", "collinear", "flat"]
+#: the cover master's solvers; gurobipy is a test dependency (its pip licence takes these)
+SOLVERS = ["highs", "gurobi"]
 
 
 def _check(Z, wpos, wneg, res, expected):
@@ -264,22 +265,24 @@ def test_decimal_collinearity_within_tolerance():
     assert near_gordan_support(G) is None
 
 
-def test_cover_model_cutoff():
-    cm = CoverModel(np.array([1.0, 1.0, 1.0, 2.0]))
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_cover_model_cutoff(solver):
+    cm = CoverModel(np.array([1.0, 1.0, 1.0, 2.0]), solver=solver)
     cm.add_cuts([np.array([0, 1]), np.array([1, 2]), np.array([2, 3]), np.array([1, 0])])
     assert len(cm.cuts) == 3  # the duplicate is skipped
     x, bound, optimal = cm.solve()
     assert optimal and bound == 2.0 and cm.cost @ x == 2.0
     x, bound, optimal = cm.solve(integer=False)
     assert bound == 2.0 and cm.cost @ x == 2.0  # a path: the LP is integral
-    fresh = CoverModel(cm.cost)
+    fresh = CoverModel(cm.cost, solver=solver)
     fresh.add_cuts(cm.cuts)
     x, bound, optimal = fresh.solve(cutoff=1.5)  # no cover of cost <= 1.5
     assert x is None and bound == 2.0 and not optimal
 
 
-def test_cover_model_floor_keeps_the_optimum():
-    cm = CoverModel(np.array([1.0, 1.0, 1.0, 2.0]))
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_cover_model_floor_keeps_the_optimum(solver):
+    cm = CoverModel(np.array([1.0, 1.0, 1.0, 2.0]), solver=solver)
     cm.add_cuts([np.array([0, 1]), np.array([2, 3])])
     cm.set_floor(2.0)  # the true optimum: nothing changes
     x, bound, optimal = cm.solve()
@@ -318,8 +321,9 @@ def test_resumed_solver_matches_one_run(seed):
     assert again.run().value == pytest.approx(opt.value, rel=1e-12)
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("seed", range(12))
-def test_cover_model_first_cover_below_the_cutoff_and_bounds_stay_valid(seed):
+def test_cover_model_first_cover_below_the_cutoff_and_bounds_stay_valid(seed, solver):
     """``first=True`` stops at any cover of cost at most the cutoff (never above it: HiGHS's
     first solutions may exceed its objective bound), and proves ``cutoff`` when there is
     none; the LP relaxation's bound stays valid with the ceiling row in the model."""
@@ -334,7 +338,7 @@ def test_cover_model_first_cover_below_the_cutoff_and_bounds_stay_valid(seed):
     best = min(float(cost[list(s)].sum()) for r in range(n + 1)
                for s in itertools.combinations(range(n), r)
                if all(set(t) & set(s) for t in sets))
-    cm = CoverModel(cost)
+    cm = CoverModel(cost, solver=solver)
     cm.add_cuts(sets)
     for cutoff in (best + 1.0, best, best - 0.3):
         x, bound, _ = cm.solve(integer=True, cutoff=cutoff, first=True)
@@ -464,8 +468,9 @@ def test_a_numerical_stop_of_the_cover_hands_the_time_left_to_the_milp(monkeypat
     assert verify(clf, X, y).ok
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("seed", range(6))
-def test_a_time_limited_relaxation_still_bounds_the_cover(seed):
+def test_a_time_limited_relaxation_still_bounds_the_cover(seed, solver):
     """The master's LP relaxation stopped by its time limit reads its bound from the dual
     point it has (any one bounds the relaxation): never above the cover's optimum, whether
     HiGHS finished or not."""
@@ -473,11 +478,11 @@ def test_a_time_limited_relaxation_still_bounds_the_cover(seed):
     n = 300
     cost = rng.integers(1, 4, n).astype(float) * (1e-7 if seed % 2 else 1.0)
     sets = [rng.choice(n, 6, replace=False) for _ in range(1000)]
-    exact = CoverModel(cost)
+    exact = CoverModel(cost, solver=solver)
     exact.add_cuts(sets)
     _, lp, _ = exact.solve(integer=False)  # at most the cover's optimum
     for limit in (1e-3, 1e-2, 1e-1):
-        cm = CoverModel(cost)
+        cm = CoverModel(cost, solver=solver)
         cm.add_cuts(sets)
         _, bound, _ = cm.solve(integer=False, time_limit=limit)
         assert 0.0 <= bound <= lp * (1 + 1e-9)
@@ -527,3 +532,77 @@ def test_cuts_from_elsewhere_must_hold_on_the_samples():
     other = IISCoverSolver(Z, wpos, wneg, samples=np.array([[0.0], [3.0], [2.0]]))
     assert not other.add_cuts(cut) and other.cut_sets() == []
     assert IISCoverSolver(Z, wpos, wneg).add_cuts(cut)  # no samples: taken as verified
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(4))
+def test_gurobi_master_proves_the_same_optimum(kind, seed):
+    """The master on Gurobi: the enumeration's optimum, proven, in D = 3..8 with real-valued
+    weights on half of the instances; a fallback to HiGHS fails the test."""
+    import warnings
+
+    from exactclf._gurobi import SolverFallbackWarning
+
+    rng = np.random.default_rng(2000 + seed)
+    d = 3 + (seed + KINDS.index(kind)) % 6
+    n = int(rng.integers(12, 26))
+    Z, wpos, wneg = random_instance(rng, kind, n, d)
+    if seed % 2:
+        wpos = wpos * rng.uniform(0.2, 2.0, len(wpos))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SolverFallbackWarning)
+        solver = IISCoverSolver(Z, wpos, wneg, mip_solver="gurobi")
+        res = solver.run()
+    assert solver.master.solver == "gurobi"
+    _check(Z, wpos, wneg, res, solve_min01(Z, wpos, wneg).value)
+
+
+def test_gurobi_refusal_replays_the_cover_on_highs(monkeypatch):
+    """A licence refusal moves the cover rows, the floor and the ceiling to HiGHS; the
+    answers are then those of a HiGHS model of the same rows."""
+    from exactclf._gurobi import GurobiLicenceError, SolverFallbackWarning
+    from exactclf.linear import _cover
+
+    rng = np.random.default_rng(3)
+    n = 12
+    cost = rng.integers(1, 4, n).astype(float)
+    sets = [rng.choice(n, 3, replace=False) for _ in range(15)]
+    ref = CoverModel(cost)
+    ref.add_cuts(sets)
+    _, best, _ = ref.solve()
+    cm = CoverModel(cost, solver="gurobi")
+    cm.add_cuts(sets[:8])
+    cm.set_floor(1.0)
+    x, _, _ = cm.solve(cutoff=best + 0.5, first=True)  # adds the ceiling row
+    assert x is not None and cm.solver == "gurobi"
+
+    def refuse(self, *args):
+        raise GurobiLicenceError("Model too large for size-limited license")
+
+    monkeypatch.setattr(_cover._GurobiCover, "run", refuse)
+    cm.add_cuts(sets[8:])
+    with pytest.warns(SolverFallbackWarning, match="HiGHS"):
+        x, bound, _ = cm.solve(cutoff=best - 0.5, first=True)
+    assert cm.solver == "highs" and x is None and bound == best
+    x, bound, _ = cm.solve(cutoff=best + 0.5, first=True)
+    assert cost @ x <= best + 0.5 and all(x[t].sum() >= 1 for t in sets)
+    x, bound, optimal = cm.solve()
+    assert optimal and bound == best and cost @ x == best
+    _, lp, _ = cm.solve(integer=False)
+    _, lp_ref, _ = ref.solve(integer=False)
+    assert lp == pytest.approx(max(lp_ref, 1.0), rel=1e-6)
+
+
+def test_gurobi_master_missing_names_the_extra(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "gurobipy":
+            raise ImportError("No module named 'gurobipy'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(ImportError, match=r"mip_solver='gurobi'.*pip install exactclf\[gurobi\]"):
+        CoverModel(np.ones(3), solver="gurobi")

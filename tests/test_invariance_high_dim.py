@@ -43,7 +43,8 @@ from sklearn.exceptions import ConvergenceWarning
 from exactclf import ICEClassifier, verify
 from exactclf._certificate import Certificate
 from exactclf.linear import _portfolio
-from exactclf.linear._iis import BOUND_RTOL, IISCoverSolver
+from exactclf.linear._cover import BOUND_RTOL
+from exactclf.linear._iis import IISCoverSolver
 
 #: generous: every fit here proves in about a second (the MILP turn comes after twice
 #: min(5 s, a tenth of it), so a fit of the normal path never reaches it)

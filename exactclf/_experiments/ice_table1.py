@@ -118,10 +118,16 @@ def ice_table1(quick: bool = False, datasets: Sequence[str] | None = None,
         gurobi = ""
         try:
             g_err, t_g, g_status = gurobi_errors(X, y, milp_time_limit)
-            found.append(("big-M MILP (Gurobi)", g_err, t_g, g_status))
-            gurobi = f"; Gurobi's time / ICE time = {t_g / t_ice:.2f}x"
         except ImportError:
             pass
+        else:
+            # the user with Gurobi also gets it as the IIS cover's master
+            t_ig, caught_g = timed_fit(ice.set_params(mip_solver="gurobi"), X, y)
+            caught += caught_g
+            found += [("ICE (Gurobi master)", int(ice.training_errors_), t_ig, certificate(ice)),
+                      ("big-M MILP (Gurobi)", g_err, t_g, g_status)]
+            gurobi = (f"; Gurobi's time / ICE time = {t_g / t_ice:.2f}x, / ICE with the "
+                      f"Gurobi master's time = {t_g / t_ig:.2f}x")
         for label, model in linear_baselines().items():
             sec, _ = timed_fit(model, X, y)  # a baseline's warnings do not change its errors
             found.append((label, int((model.predict(X) != y).sum()), sec, ""))

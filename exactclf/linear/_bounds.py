@@ -31,7 +31,8 @@ from .._geometry import affine_frame
 from .._partition import error_blocks, merged_pairs, random_blocks, solve_blocks, spatial_blocks
 from .._resources import effective_workers
 from .._warnings import warn
-from ._iis import CoverModel, IISProblem, peel, solve_iis_cover
+from ._cover import CoverModel
+from ._iis import IISProblem, peel, solve_iis_cover
 from ._min01 import search_size, solve_min01
 
 __all__ = ["LowerBound", "conflict_bound", "cover_bound", "lower_bound", "partition_bound"]

@@ -54,39 +54,15 @@ from .._certificate import StopReason
 from .._geometry import COPLANAR_RTOL, affine_frame
 from .._separator import max_margin_separator
 from .._warnings import warn
+from ._cover import BOUND_RTOL, CoverModel
 from ._min01 import labeling_errors, majority_labeling
 
 __all__ = [
-    "BOUND_RTOL", "CoverModel", "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
+    "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
     "cover_bound",
     "exact_gordan_support", "farkas_multipliers", "iis_witness", "near_gordan_support", "peel",
     "realize", "solve_iis_cover",
 ]
-
-#: relative slack taken off every bound read from HiGHS (its tolerances); with integer costs
-#: the bound is then rounded up. Optimality is claimed when the best value is within twice
-#: this of the bound. Relative to the bound itself, never to 1: weights may have any units.
-BOUND_RTOL = 1e-6
-#: HiGHS's objective tolerances are absolute (a node within ``mip_feasibility_tolerance``,
-#: 1e-6, of the incumbent is pruned; reduced costs are dual feasible within 1e-7), so the
-#: master sees non-integer costs in a unit (a power of two) that makes the smallest one
-#: about ``_COST_UNIT``: those tolerances are then about 1e-9 of any non-empty cover's cost,
-#: whatever the weights' units. Integer costs stay as they are: their bound is rounded up,
-#: which absorbs errors below 1 (and HiGHS's search is slower on integer costs in thousands).
-_COST_UNIT = 1e3
-#: costs below this fraction of the largest are unit-scaled as if they were that large: they
-#: are rounding noise in the cover's cost, and their unit would push the largest costs out of
-#: the range where HiGHS's sums are accurate to its tolerances
-_COST_RANGE = 1e-6
-#: HiGHS's absolute error on a bound, in its unit: its pruning tolerance (the default
-#: ``mip_feasibility_tolerance``) and the dual feasibility tolerance of each column (an LP
-#: bound's error), to which the rounding of the cost sums is added. The unit makes it
-#: negligible against ``BOUND_RTOL`` unless the bound rests on costs below ``_COST_RANGE``
-#: of the largest; there the bound pays for it (and optimality may not be proven).
-_HIGHS_ATOL, _HIGHS_ATOL_PER_COLUMN = 1e-6, 1e-7
-#: HiGHS's ``mip_max_improving_sols`` when the MIP is solved to optimality (its default)
-_ALL_SOLUTIONS = 2**31 - 1
-
 
 @dataclass
 class IISCoverResult:
@@ -453,181 +429,6 @@ def realize(Zf: np.ndarray, keep: np.ndarray, positive_pref: np.ndarray) -> np.n
     return positive
 
 
-# -- the master: a set-cover model over the points ----------------------------------------
-class CoverModel:
-    """Persistent HiGHS set-cover model ``min c.x, sum_{i in T} x_i >= 1`` over IISs ``T``.
-
-    ``solve(integer=True)`` is the Benders master (a MIP), ``solve(integer=False)`` its LP
-    relaxation; both return ``(x, bound, optimal)`` where ``bound`` is a proven lower bound
-    on the cover's optimum (the LP's is re-evaluated from its dual point, so it holds
-    whatever HiGHS's tolerances). Costs, bounds and cutoffs are in the caller's units; HiGHS
-    works in the unit ``scale`` (see :data:`_COST_UNIT`).
-
-    Examples
-    --------
-    >>> cm = CoverModel(np.array([1.0, 2.0, 3.0]))
-    >>> cm.add_cuts([np.array([0, 1]), np.array([1, 2])])
-    2
-    >>> x, bound, optimal = cm.solve()
-    >>> (x > 0.5).tolist(), bound, optimal
-    ([False, True, False], 2.0, True)
-    """
-
-    def __init__(self, cost: np.ndarray, threads: int | None = None):
-        import highspy
-
-        from .._highs import new_highs
-
-        self._highspy = highspy
-        self.cost = np.asarray(cost, dtype=np.float64)
-        self.n = len(self.cost)
-        # integer costs: the optimum is an integer, so a gap below 1 proves it; otherwise
-        # the search goes on until HiGHS's own (unit-scaled) tolerance
-        self.integral = bool(np.all(self.cost == np.round(self.cost)))
-        # a power of two: the costs and bounds convert exactly
-        self.scale = (1.0 if self.integral or not self.n else 2.0 ** math.frexp(
-            max(float(self.cost.min()), _COST_RANGE * float(self.cost.max())) / _COST_UNIT)[1])
-        self._cost = self.cost / self.scale
-        self.atol = (_HIGHS_ATOL + _HIGHS_ATOL_PER_COLUMN * self.n
-                     + np.finfo(np.float64).eps * float(self._cost.sum())) * self.scale
-        h = new_highs()
-        h.setOptionValue("mip_rel_gap", 0.0)
-        if threads is not None:
-            h.setOptionValue("threads", int(threads))
-        h.setOptionValue("mip_abs_gap", 0.5 / self.scale if self.integral else 0.0)
-        h.addVars(self.n, np.zeros(self.n), np.ones(self.n))
-        h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), self._cost)
-        self._h = h
-        self._seen: set[tuple[int, ...]] = set()
-        self.cuts: list[np.ndarray] = []
-        self._integer = False
-        self._floor_row: int | None = None
-        self._floor = 0.0  # in HiGHS's unit
-        self._ceiling_row: int | None = None
-
-    def set_floor(self, value: float) -> None:
-        """Add (or raise) the row ``c.x >= value``, ``value`` a proven lower bound on the
-        cover's optimum over *all* IISs: it removes no optimal cover, and it lets the MIP
-        stop as soon as it finds a cover of that cost instead of proving the bound again
-        at every Benders round."""
-        self._floor = value / self.scale
-        if self._floor_row is None:
-            self._floor_row = self._h.getNumRow()
-            self._h.addRow(self._floor, np.inf, self.n, np.arange(self.n, dtype=np.int32),
-                           self._cost)
-        else:
-            self._h.changeRowBounds(self._floor_row, self._floor, np.inf)
-
-    def add_cuts(self, cuts) -> int:
-        """Add the cover rows of new IISs (duplicates are skipped); returns how many."""
-        new = []
-        for t in cuts:
-            key = tuple(sorted(int(i) for i in t))
-            if key not in self._seen:
-                self._seen.add(key)
-                new.append(np.array(key, dtype=np.int32))
-        if new:
-            lens = np.array([len(t) for t in new])
-            starts = np.r_[0, np.cumsum(lens)[:-1]].astype(np.int32)
-            idx = np.concatenate(new).astype(np.int32)
-            self._h.addRows(len(new), np.ones(len(new)), np.full(len(new), np.inf),
-                            len(idx), starts, idx, np.ones(len(idx)))
-            self.cuts.extend(new)
-        return len(new)
-
-    def round_bound(self, bound: float) -> float:
-        """A solver's bound (caller's units) made safe (tolerance) and tight (integer
-        costs)."""
-        slack = max(BOUND_RTOL * abs(bound), self.atol)
-        if self.integral:
-            return float(math.ceil(bound - slack))
-        return float(bound - slack)
-
-    def solve(self, integer: bool = True, time_limit: float | None = None,
-              cutoff: float | None = None, first: bool = False,
-              ) -> tuple[np.ndarray | None, float, bool]:
-        """Solve the MIP (or its LP relaxation). With ``cutoff``, only covers of cost at most
-        ``cutoff`` are sought: when there is none, ``x`` is None and the bound is ``cutoff``
-        (the optimum exceeds it). ``first`` (MIP with a ``cutoff`` only): stop at the first
-        cover of cost at most ``cutoff`` found, with the bound proven by then."""
-        hs = self._highspy
-        h = self._h
-        first = first and integer and cutoff is not None
-        self._set_ceiling(cutoff if first else None)
-        h.setOptionValue("mip_max_improving_sols", 1 if first else _ALL_SOLUTIONS)
-        if integer != self._integer:
-            kind = hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
-            h.changeColsIntegrality(self.n, np.arange(self.n, dtype=np.int32),
-                                    np.full(self.n, kind))
-            self._integer = integer
-        h.setOptionValue("time_limit", float(max(time_limit, 1e-3)) if time_limit else np.inf)
-        h.setOptionValue("objective_bound",
-                         np.inf if cutoff is None else float(cutoff) / self.scale)
-        h.run()
-        status = h.getModelStatus()
-        info = h.getInfo()
-        x = None
-        infeasible = status == hs.HighsModelStatus.kInfeasible
-        if info.primal_solution_status == 2 and not infeasible:  # a (new) feasible point
-            x = np.asarray(h.getSolution().col_value, dtype=np.float64)
-        if infeasible:
-            # with a cutoff: no cover costs at most the cutoff; without: no cover at all
-            raw = np.inf if cutoff is None else cutoff
-        elif integer:
-            raw = (info.mip_dual_bound * self.scale if np.isfinite(info.mip_dual_bound)
-                   else 0.0)
-        elif status == hs.HighsModelStatus.kOptimal or info.dual_solution_status:
-            # any dual point bounds the relaxation (see _dual_bound): one stopped by the
-            # time limit too
-            row_dual = np.asarray(h.getSolution().row_dual)
-            raw = (self._dual_bound(row_dual) * self.scale if len(row_dual) == h.getNumRow()
-                   else 0.0)
-        else:
-            raw = 0.0
-        if cutoff is not None:
-            # pruning by the cutoff may push a solver's bound past the optimum
-            raw = min(raw, cutoff)
-        bound = max(self.round_bound(raw), 0.0)
-        # optimal: the returned point's own cost meets the proven bound
-        optimal = bool(x is not None
-                       and self.cost @ x <= bound + 2 * BOUND_RTOL * abs(bound))
-        return x, bound, optimal
-
-    def _set_ceiling(self, cutoff: float | None) -> None:
-        """The row ``c.x <= cutoff`` (None: no ceiling): HiGHS's first solution may cost
-        more than its ``objective_bound``, never more than a row allows."""
-        ub = np.inf if cutoff is None else float(cutoff) / self.scale
-        if self._ceiling_row is None:
-            if cutoff is None:
-                return
-            self._ceiling_row = self._h.getNumRow()
-            self._h.addRow(-np.inf, ub, self.n, np.arange(self.n, dtype=np.int32),
-                           self._cost)
-        else:
-            self._h.changeRowBounds(self._ceiling_row, -np.inf, ub)
-
-    def _dual_bound(self, row_dual: np.ndarray) -> float:
-        """The LP relaxation's bound at the dual point ``y = max(row_dual, 0)``, from its
-        definition: ``sum_r y_r rhs_r + sum_i min(0, c_i - (A^T y)_i)`` (``0 <= x <= 1``)
-        is at most the LP's optimum for any ``y >= 0``, however far HiGHS's reduced costs
-        are from dual feasible."""
-        y = np.maximum(row_dual, 0.0)
-        rows = np.arange(len(y))
-        value, lhs = 0.0, np.zeros(self.n)
-        if self._floor_row is not None:
-            value += y[self._floor_row] * self._floor
-            lhs += y[self._floor_row] * self._cost
-        # the ceiling's multiplier is taken as 0: the bound of the relaxation without it,
-        # valid with it
-        rows = np.delete(rows, [r for r in (self._floor_row, self._ceiling_row)
-                                if r is not None])
-        y_cut = y[rows]  # the cut rows, in the order of self.cuts
-        if len(self.cuts):
-            np.add.at(lhs, np.concatenate(self.cuts),
-                      np.repeat(y_cut, [len(t) for t in self.cuts]))
-        return float(value + y_cut.sum() + np.minimum(self._cost - lhs, 0.0).sum())
-
-
 def cover_bound(cuts, wpos: np.ndarray, wneg: np.ndarray, time_limit: float = 5.0) -> float:
     """A proven lower bound on the weighted errors of every affine classifier from the IISs
     ``cuts`` alone (arrays of point indices, each point labeled by its heavier weight): the
@@ -716,7 +517,8 @@ class IISCoverSolver:
 
     Parameters are those of :func:`solve_iis_cover`, less ``time_limit``, plus ``samples``:
     the points in the samples' own coordinates (see :class:`IISOracle`), whose exact
-    multipliers :meth:`farkas` returns.
+    multipliers :meth:`farkas` returns, and ``mip_solver``: the master's solver
+    (:class:`~exactclf.linear._cover.CoverModel`).
 
     Examples
     --------
@@ -728,7 +530,7 @@ class IISCoverSolver:
     """
 
     def __init__(self, Z, wpos, wneg, *, incumbent=None, random_state=0, n_peels=8,
-                 round_peels=8, threads=None, samples=None, verbose=0):
+                 round_peels=8, threads=None, samples=None, mip_solver="highs", verbose=0):
         self.wpos = np.asarray(wpos, dtype=np.float64)
         self.wneg = np.asarray(wneg, dtype=np.float64)
         self.prob = IISProblem(np.asarray(Z, dtype=np.float64), self.wpos, self.wneg,
@@ -738,7 +540,7 @@ class IISCoverSolver:
         self.best_pos = majority_labeling(self.wpos, self.wneg)
         self.best = labeling_errors(self.best_pos, self.wpos, self.wneg)
         self.lower = self.prob.base
-        self.master = CoverModel(self.prob.cost, threads=threads)
+        self.master = CoverModel(self.prob.cost, threads=threads, solver=mip_solver)
         self.rounds = 0
         self.elapsed = 0.0
         self._started = False  # the first peeling passes over all points are done

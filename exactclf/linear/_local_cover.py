@@ -34,7 +34,8 @@ from sklearn.svm import LinearSVC
 
 from .._warnings import warn
 from ._bounds import LowerBound
-from ._iis import CoverModel, IISOracle, IISProblem
+from ._cover import CoverModel
+from ._iis import IISOracle, IISProblem
 
 __all__ = ["LocalCoverBound", "local_cover_bound"]
 

@@ -33,7 +33,8 @@ from .._certificate import StopReason
 from .._combinatorics import MAX_RANK
 from .._resources import effective_workers
 from ._bounds import _IIS_FIRST_DIM, LowerBound, conflict_bound, lower_bound, partition_bound
-from ._iis import BOUND_RTOL, IISCoverSolver
+from ._cover import BOUND_RTOL
+from ._iis import IISCoverSolver
 from ._incumbent import best_incumbent
 from ._local_cover import local_cover_bound
 from ._local_search import LARGE_NEIGHBOURHOODS_FROM, improve_incumbent, worth_searching
@@ -197,6 +198,7 @@ def solve_portfolio(
     n_jobs: int | None = None,
     verbose: int = 0,
     incumbent: np.ndarray | None = None,
+    mip_solver: str = "highs",
 ) -> PortfolioResult:
     """Minimize the weighted 0-1 loss of an affine classifier by the paths of ``method``.
 
@@ -226,6 +228,8 @@ def solve_portfolio(
         A realized labeling to go on from (an earlier result's ``positive``), in place of
         the incumbents of ``upper_bound``: a second run with more time then continues the
         first one's local search instead of starting it again.
+    mip_solver : {"highs", "gurobi"}
+        The solver of the IIS cover's master (:class:`~exactclf.linear._cover.CoverModel`).
 
     Returns
     -------
@@ -323,7 +327,7 @@ def solve_portfolio(
                 if iis is None:
                     # verified on U first: the certificate's witness reuses the multipliers
                     iis = IISCoverSolver(Z, wpos, wneg, incumbent=best_pos, samples=U,
-                                         verbose=verbose)
+                                         mip_solver=mip_solver, verbose=verbose)
                     # the local cover's IISs, and its bound if they all hold on the samples
                     if seed is not None and iis.add_cuts(seed.cuts):
                         iis.raise_bound(seed.value)

@@ -16,7 +16,7 @@ of K half-spaces, of which the K-free one of
 the case ``u = v``.
 
 Every network errs on at least one point of each obstruction, so the minimum-weight cover of
-any family of them bounds the optimum from below (:class:`~exactclf.linear._iis.CoverModel`,
+any family of them bounds the optimum from below (:class:`~exactclf.linear._cover.CoverModel`,
 whose bounds are proven). The family grows by cutting planes: the cover's MIP over the
 obstructions so far, then obstructions among the points its solution keeps, on a sample of
 the union's points (all pairs among them), until none is found or the budget ends.
@@ -30,7 +30,8 @@ from itertools import combinations
 import numpy as np
 
 from .._warnings import warn
-from ..linear._iis import CoverModel, IISProblem
+from ..linear._cover import CoverModel
+from ..linear._iis import IISProblem
 from ..linear._local_cover import LocalCoverBound
 
 __all__ = ["clique_cover_bound"]

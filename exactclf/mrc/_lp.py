@@ -23,6 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._gurobi import (
+    LICENCE_ERRNOS,
+    GurobiLicenceError,
+    SolverFallbackWarning,
+    import_gurobipy,
+    quiet_env,
+)
 from .._warnings import warn
 
 __all__ = [
@@ -37,14 +44,6 @@ __all__ = [
 ]
 
 INF = np.inf
-
-
-class SolverFallbackWarning(UserWarning):
-    """The requested LP solver could not take the model; another one solved it."""
-
-
-class GurobiLicenceError(RuntimeError):
-    """Gurobi refused the model because of its licence (e.g. the size-limited one)."""
 
 
 @dataclass
@@ -195,19 +194,7 @@ class HighsLP:
 
 
 def _import_gurobipy():
-    try:
-        import gurobipy
-    except ImportError as exc:
-        raise ImportError(
-            "lp_solver='gurobi' needs the gurobipy package, which is not installed "
-            f"({exc}). Install the optional extra with `pip install exactclf[gurobi]`, or use "
-            "lp_solver='highs'."
-        ) from exc
-    return gurobipy
-
-
-#: Gurobi error codes meaning "the licence does not allow this model / no licence"
-_LICENCE_ERRNOS = {10009, 10010}
+    return import_gurobipy("lp_solver='gurobi'")
 
 
 class GurobiLP:
@@ -223,14 +210,7 @@ class GurobiLP:
     def __init__(self, tol: float = 1e-7, verbose: int = 0, time_limit: float | None = None):
         gp = _import_gurobipy()
         self._gp = gp
-        try:
-            env = gp.Env(empty=True)
-            env.setParam("OutputFlag", 1 if verbose >= 2 else 0)
-            env.start()
-        except gp.GurobiError as exc:
-            if exc.errno in _LICENCE_ERRNOS:
-                raise GurobiLicenceError(str(exc)) from exc
-            raise
+        env = quiet_env(gp, verbose >= 2)
         self._env = env
         m = gp.Model(env=env)
         t = _clip_tol(tol, 1e-9)
@@ -318,7 +298,7 @@ class GurobiLP:
         try:
             m.optimize()
         except gp.GurobiError as exc:
-            if exc.errno in _LICENCE_ERRNOS:
+            if exc.errno in LICENCE_ERRNOS:
                 raise GurobiLicenceError(str(exc)) from exc
             raise
         status = m.Status
