@@ -17,14 +17,18 @@ SYNTHETIC = {"synth90x6": (90, 6, 0.1), "synth120x7": (120, 7, 0.1), "synth80x8"
              # D = 9-12, N = 100-200 (issue 26, item 3)
              "synth150x9": (150, 9, 0.1), "synth200x10": (200, 10, 0.08),
              "synth150x10": (150, 10, 0.1), "synth150x11": (150, 11, 0.1),
-             "synth100x12": (100, 12, 0.1), "synth150x12": (150, 12, 0.08)}
+             "synth100x12": (100, 12, 0.1), "synth150x12": (150, 12, 0.08),
+             # more of D = 9-12 with their own seeds (the Gurobi master's measurements)
+             **{f"synth{n}x{d}s{seed}": (n, d, 0.1, seed) for n, d, seed in [
+                 (150, 11, 1), (150, 12, 2), (120, 10, 3), (150, 10, 4), (100, 12, 5),
+                 (180, 9, 6), (150, 11, 7), (130, 12, 8)]}}
 
 
 def synthetic_instance(name: str):
     """A seeded Gaussian instance of :data:`SYNTHETIC`: a random linear rule, labels flipped
-    with the given probability."""
-    n, d, noise = SYNTHETIC[name]
-    rng = np.random.default_rng(n * 100 + d)
+    with the given probability (the seed: ``100 n + d`` unless given)."""
+    n, d, noise, *seed = SYNTHETIC[name]
+    rng = np.random.default_rng(seed[0] if seed else n * 100 + d)
     X = rng.normal(size=(n, d))
     y = (X @ rng.normal(size=d) > 0) ^ (rng.random(n) < noise)
     return X, y.astype(int)
