@@ -10,8 +10,9 @@ the weights of the union class and of the other class at each point.
   first runs the heuristic briefly on each, and searches the better polarity first, below its
   heuristic's errors, so that the other only has to be ruled out.
 - ``"portfolio"`` (method="auto" beyond the exact search's range) works within a budget: the
-  best plane of the linear problem; for each polarity the heuristic's network and one grown
-  from that plane by local search; proven partition lower bounds (:mod:`._bounds`); the exact
+  best plane of the linear problem; for each polarity the heuristic's network, one grown
+  from that plane by local search and, for K >= 2, networks refined from starts of a smooth
+  surrogate (:mod:`._surrogate`); proven partition lower bounds (:mod:`._bounds`); the exact
   search below the best network where its sampled cost fits; the bounds again with the
   time left; and when they stall, the linear problem again with more time (when its seed
   was not proven optimal) and further runs of the heuristic for better networks. It
@@ -41,8 +42,9 @@ from ..linear._local_cover import local_cover_bound
 from ..linear._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PartitionBound, partition_bound
 from ._cliques import clique_cover_bound
-from ._coreset import coreset_union, refine
+from ._coreset import coreset_union, realize_on, refine
 from ._exact import estimate_union, exact_union, prepare_union, realize_union, union_on
+from ._surrogate import smooth_union
 
 __all__ = ["BYTES_PER_ENTRY", "MaxoutSearch", "PolarityResult", "SearchSettings"]
 
@@ -61,6 +63,11 @@ _BOUND_SHARE = 0.4
 #: re-solves half-spaces one at a time from that plane
 _LINEAR_SHARE = 0.1
 _GROW_SHARE = 0.1
+#: for K >= 2 and each polarity, the smooth surrogate's starts, each refined by the local
+#: search in an equal part of this share (and one start per run of the search for networks
+#: when the bounds stall)
+_SURROGATE_SHARE = 0.05
+_SURROGATE_STARTS = 2
 _SAMPLE_SHARE = 0.05
 #: an exact search whose candidate family takes at most this share of the budget to
 #: enumerate is considered before the partition bounds
@@ -363,6 +370,11 @@ class MaxoutSearch:
                 return True
             self.say(f"polarity {polarity:+d}: grown from the linear seed, {res.value:g} "
                      "errors")
+            if self._surrogates(polarity, min(_SURROGATE_SHARE * self.budget, self.left()),
+                                _SURROGATE_STARTS):
+                return True
+            self.say(f"polarity {polarity:+d}: refined from the smooth surrogate, "
+                     f"{res.value:g} errors")
         return False
 
     def _prove(self, order) -> bool:
@@ -425,6 +437,13 @@ class MaxoutSearch:
                     return True
                 if res.value < before_move:
                     self.say(f"polarity {p:+d}: refined, {res.value:g} errors")
+                before_move = res.value
+                if self._surrogates(p, min(_SURROGATE_SHARE * self.budget / _SURROGATE_STARTS,
+                                           self.left()), 1, run=run):
+                    return True
+                if res.value < before_move:
+                    self.say(f"polarity {p:+d}: smooth surrogate run {run}, {res.value:g} "
+                             "errors")
                 got = self.settings.coreset(
                     self.Z, want_w, other_w, self.K,
                     max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3), run=run)
@@ -619,6 +638,27 @@ class MaxoutSearch:
         if interrupted:
             res.stop_reason = StopReason.INTERRUPTED
         return interrupted
+
+    def _surrogates(self, polarity, seconds, starts, run=0) -> bool:
+        """``starts`` random starts of the smooth surrogate (:func:`smooth_union`, seeded by
+        the fit's seed, the polarity and ``run``), each realized and refined
+        (:meth:`_refine`) in an equal part of ``seconds``. True if Ctrl-C stopped it."""
+        want_w, other_w = self.weights[polarity]
+        rng = np.random.default_rng([self.settings.seed, polarity + 1, run])
+        end = time.perf_counter() + seconds
+        for k in range(starts):
+            share = (end - time.perf_counter()) / (starts - k)
+            if share <= 0:
+                break
+            # the smooth fit takes at most half of the start's share, the refinement the rest
+            planes = smooth_union(self.Z, want_w, other_w, self.K, rng,
+                                  deadline=time.perf_counter() + share / 2)
+            realized = realize_on(self.Z, planes, want_w, other_w)
+            if realized is not None and self._refine(
+                    polarity, end - time.perf_counter() - share * (starts - k - 1),
+                    realized[0]):
+                return True
+        return False
 
     def _adopt(self, sets, want_w, other_w, res) -> None:
         """Realize the subsets ``sets`` and keep them in ``res`` if they err less there."""
