@@ -34,7 +34,7 @@ def import_gurobipy(option: str):
     try:
         import gurobipy
     except ImportError as exc:
-        name, _, value = option.partition("=")
+        name = option.partition("=")[0]
         raise ImportError(
             f"{option} needs the gurobipy package, which is not installed ({exc}). Install "
             f"the optional extra with `pip install exactclf[gurobi]`, or use "

@@ -1,5 +1,6 @@
 """Exact minimization of the weighted 0-1 loss as a minimum-weight cover of infeasible
-subsystems (MinIISC), solved by Benders decomposition on persistent HiGHS models.
+subsystems (MinIISC), solved by Benders decomposition: HiGHS LPs test the subsets, and the
+set-cover master (:class:`~exactclf.linear._cover.CoverModel`) is a MIP on HiGHS or Gurobi.
 
 Same problem and interface as :func:`exactclf.linear._min01.solve_min01`: unique points
 ``z_i`` with weights ``wpos_i`` / ``wneg_i``. Every point has a preferred label (the heavier
