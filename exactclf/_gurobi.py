@@ -6,7 +6,7 @@ to HiGHS (the free pip licence takes models of at most 2000 variables and 2000 c
 from __future__ import annotations
 
 __all__ = ["GurobiLicenceError", "LICENCE_ERRNOS", "SolverFallbackWarning", "import_gurobipy",
-           "quiet_env"]
+           "optimize", "quiet_env"]
 
 #: Gurobi error codes meaning "the licence does not allow this model / no licence"
 LICENCE_ERRNOS = {10009, 10010}
@@ -55,3 +55,14 @@ def quiet_env(gp, verbose: bool = False):
             raise GurobiLicenceError(str(exc)) from exc
         raise
     return env
+
+
+def optimize(gp, model) -> None:
+    """``model.optimize()``, a licence refusal raised as :class:`GurobiLicenceError` (the
+    caller's cue to fall back to HiGHS)."""
+    try:
+        model.optimize()
+    except gp.GurobiError as exc:
+        if exc.errno in LICENCE_ERRNOS:
+            raise GurobiLicenceError(str(exc)) from exc
+        raise

@@ -106,3 +106,18 @@ def ctrl_c_after_first(solve_blocks):
             raise KeyboardInterrupt
 
     return interrupted
+
+
+def hide_module(monkeypatch, module: str) -> None:
+    """Make ``import module`` fail for the rest of the test, as it does where an optional
+    dependency is not installed."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == module:
+            raise ImportError(f"No module named {module!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _helpers import brute_force_min01, random_instance, strictly_separable
+from _helpers import brute_force_min01, hide_module, random_instance, strictly_separable
 
 from exactclf._certificate import StopReason
 from exactclf.linear import _iis
@@ -594,15 +594,6 @@ def test_gurobi_refusal_replays_the_cover_on_highs(monkeypatch):
 
 
 def test_gurobi_master_missing_names_the_extra(monkeypatch):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def fake_import(name, *args, **kwargs):
-        if name == "gurobipy":
-            raise ImportError("No module named 'gurobipy'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
+    hide_module(monkeypatch, "gurobipy")
     with pytest.raises(ImportError, match=r"mip_solver='gurobi'.*pip install exactclf\[gurobi\]"):
         CoverModel(np.ones(3), solver="gurobi")

@@ -5,7 +5,6 @@ every nonempty label subset, dense) and solved by ``scipy.optimize.linprog``: no
 package builds it.
 """
 
-import builtins
 import dataclasses
 import itertools
 import warnings
@@ -13,6 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from _helpers import hide_module
 from scipy.optimize import linprog
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -748,14 +748,7 @@ def test_gurobi_refusal_mid_fit_replays_the_lp_on_highs(monkeypatch):
 
 
 def test_gurobi_missing_names_the_extra(monkeypatch):
-    real_import = builtins.__import__
-
-    def fake_import(name, *args, **kwargs):
-        if name == "gurobipy":
-            raise ImportError("No module named 'gurobipy'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
+    hide_module(monkeypatch, "gurobipy")
     with pytest.raises(ImportError, match=r"pip install exactclf\[gurobi\]"):
         make_lp("gurobi")
     X, y = _data(30, 2)

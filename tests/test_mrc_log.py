@@ -5,12 +5,12 @@ from its definition with SciPy's SLSQP on the epigraph form (``mu = mu1 - mu2``,
 constraint ``nu >= LSE_i`` per sample), not with the package's cone programs.
 """
 
-import builtins
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _helpers import hide_module
 from scipy.optimize import minimize
 from scipy.special import logsumexp, softmax
 from sklearn.exceptions import ConvergenceWarning
@@ -133,14 +133,7 @@ def test_log_loss_bad_input(monkeypatch):
     X, y = _data(30, 2)
     with pytest.raises(InvalidParameterError, match="loss"):
         MRCCCG(loss="hinge").fit(X, y)
-    real_import = builtins.__import__
-
-    def fake_import(name, *args, **kwargs):
-        if name == "clarabel":
-            raise ImportError("No module named 'clarabel'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
+    hide_module(monkeypatch, "clarabel")
     with pytest.raises(ImportError, match="pip install clarabel"):
         MRCCCG(loss="log").fit(X, y)
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._gurobi import (
-    LICENCE_ERRNOS,
     GurobiLicenceError,
     SolverFallbackWarning,
     import_gurobipy,
+    optimize,
     quiet_env,
 )
 from .._warnings import warn
@@ -188,12 +188,7 @@ class _GurobiCover:
         m.Params.TimeLimit = float(max(time_limit, 1e-3)) if time_limit else GRB.INFINITY
         m.Params.Cutoff = self._inf(objective_bound)
         m.Params.SolutionLimit = 1 if first else GRB.MAXINT
-        try:
-            m.optimize()
-        except gp.GurobiError as exc:
-            if exc.errno in LICENCE_ERRNOS:
-                raise GurobiLicenceError(str(exc)) from exc
-            raise
+        optimize(gp, m)
         status = m.Status
         # CUTOFF: no point costs at most the objective bound
         infeasible = status in (GRB.INFEASIBLE, GRB.INF_OR_UNBD, GRB.CUTOFF)

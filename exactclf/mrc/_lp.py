@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._gurobi import (
-    LICENCE_ERRNOS,
     GurobiLicenceError,
     SolverFallbackWarning,
     import_gurobipy,
+    optimize,
     quiet_env,
 )
 from .._warnings import warn
@@ -295,12 +295,7 @@ class GurobiLP:
             m.Params.Method = {"primal": 0, "dual": 1, "ipm": 2}[method]
         limit = self._time_limit if time_limit is None else max(float(time_limit), 1e-3)
         m.Params.TimeLimit = gp.GRB.INFINITY if limit is None else float(limit)
-        try:
-            m.optimize()
-        except gp.GurobiError as exc:
-            if exc.errno in LICENCE_ERRNOS:
-                raise GurobiLicenceError(str(exc)) from exc
-            raise
+        optimize(gp, m)
         status = m.Status
         names = {gp.GRB.OPTIMAL: "Optimal", gp.GRB.INFEASIBLE: "Infeasible",
                  gp.GRB.UNBOUNDED: "Unbounded", gp.GRB.INF_OR_UNBD: "Infeasible or unbounded",
