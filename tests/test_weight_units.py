@@ -58,14 +58,16 @@ def test_issue_instance_in_any_units(method, c):
     _check_certificate(clf, ISSUE_OPTIMUM, c)
 
 
+@pytest.mark.parametrize("mip_solver", ["highs", "gurobi"])
 @pytest.mark.parametrize("c", [1e-7, 1.0, 1e6, 1e12])
-def test_integer_weights_in_any_units(c):
+def test_integer_weights_in_any_units(c, mip_solver):
     """Integer weights (times 1e6 or 1e12: still integers) keep the cover's rounding up;
     times 1e-7 they are certified within the relative tolerance."""
     X, y, _ = _issue_data()
     sw = np.random.default_rng(3).integers(1, 4, len(y)).astype(float)
     ref = ICEClassifier(method="exact").fit(X[:30, :3], y[:30], sample_weight=sw[:30])
-    clf = ICEClassifier(method="iis_cover").fit(X[:30, :3], y[:30], sample_weight=sw[:30] * c)
+    clf = ICEClassifier(method="iis_cover", mip_solver=mip_solver).fit(
+        X[:30, :3], y[:30], sample_weight=sw[:30] * c)
     _check_certificate(clf, ref.training_errors_, c)
 
 
@@ -74,11 +76,12 @@ def test_integer_weights_in_any_units(c):
 MIXED = [(1, 0.002), (2, 1004.005)]
 
 
+@pytest.mark.parametrize("mip_solver", ["highs", "gurobi"])
 @pytest.mark.parametrize("c", [1e-9, 1.0, 1e9])
 @pytest.mark.parametrize(("seed", "optimum"), MIXED)
-def test_mixed_weights_are_certified_within_the_relative_tolerance(seed, optimum, c):
+def test_mixed_weights_are_certified_within_the_relative_tolerance(seed, optimum, c, mip_solver):
     X, y, sw = _mixed_data(seed)
-    clf = ICEClassifier(method="iis_cover").fit(X, y, sample_weight=sw * c)
+    clf = ICEClassifier(method="iis_cover", mip_solver=mip_solver).fit(X, y, sample_weight=sw * c)
     _check_certificate(clf, optimum, c)
 
 
@@ -96,13 +99,14 @@ def test_small_instances_against_brute_force_in_any_units(method, seed):
         assert np.array_equal(clf.predict(X), fits[0].predict(X))
 
 
-def test_cover_model_bounds_scale_with_the_costs():
+@pytest.mark.parametrize("solver", ["highs", "gurobi"])
+def test_cover_model_bounds_scale_with_the_costs(solver):
     rng = np.random.default_rng(0)
     cost = rng.uniform(0.5, 1.5, 30)  # not integers: no rounding up of the bounds
     cuts = [rng.choice(30, 4, replace=False) for _ in range(40)]
     out = {}
     for c in SCALES:
-        cm = CoverModel(cost * c)
+        cm = CoverModel(cost * c, solver=solver)
         cm.add_cuts(cuts)
         lp_x, lp_bound, _ = cm.solve(integer=False)
         x, bound, optimal = cm.solve(integer=True)
