@@ -75,7 +75,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     and their blocks merged until a small coreset remains, every candidate scored on the
     full data. Beyond the exact search's range, ``method="auto"`` runs a portfolio within a
     budget: the best plane of the linear problem, and for each polarity the heuristic's
-    network and one grown from that plane by local search, proven partition lower bounds (the
+    network, one grown from that plane by local search and, for K >= 2, networks refined by
+    the same local search from starts of a smooth surrogate (a log-sum-exp maxout fitted by
+    L-BFGS), proven partition lower bounds (the
     sum of the exact optima of blocks of nearby points), and the exact search with the
     heuristic's errors as incumbent where its sampled cost fits; it stops as soon as the
     bound meets the errors (see the user guide).
