@@ -59,10 +59,14 @@ def quiet_env(gp, verbose: bool = False):
 
 def optimize(gp, model) -> None:
     """``model.optimize()``, a licence refusal raised as :class:`GurobiLicenceError` (the
-    caller's cue to fall back to HiGHS)."""
+    caller's cue to fall back to HiGHS), and Ctrl-C as ``KeyboardInterrupt``: Gurobi catches
+    SIGINT during a solve and only reports it in the status, where the fits' interrupt
+    handling would never see it."""
     try:
         model.optimize()
     except gp.GurobiError as exc:
         if exc.errno in LICENCE_ERRNOS:
             raise GurobiLicenceError(str(exc)) from exc
         raise
+    if model.Status == gp.GRB.INTERRUPTED:
+        raise KeyboardInterrupt

@@ -597,3 +597,47 @@ def test_gurobi_master_missing_names_the_extra(monkeypatch):
     hide_module(monkeypatch, "gurobipy")
     with pytest.raises(ImportError, match=r"mip_solver='gurobi'.*pip install exactclf\[gurobi\]"):
         CoverModel(np.ones(3), solver="gurobi")
+
+
+def test_ctrl_c_in_a_gurobi_solve_reaches_the_fit():
+    """Gurobi handles SIGINT itself (status INTERRUPTED); the shared optimize raises it as
+    KeyboardInterrupt, which the IIS cover and MRCCCG turn into their best-so-far results."""
+    import gurobipy as gp
+
+    from exactclf._gurobi import optimize
+
+    class Interrupted:
+        Status = gp.GRB.INTERRUPTED
+
+        def optimize(self):
+            pass
+
+    with pytest.raises(KeyboardInterrupt):
+        optimize(gp, Interrupted())
+
+
+def test_interrupted_gurobi_master_returns_the_best_so_far(monkeypatch):
+    """Ctrl-C during the Gurobi master: the IIS cover stops with a realized labeling and a
+    valid bound (as with HiGHS)."""
+    from exactclf.linear import _cover
+
+    rng = np.random.default_rng(11)
+    Z = rng.normal(size=(60, 4))
+    y = Z[:, 0] + 0.8 * rng.normal(size=60) > 0
+    wpos, wneg = y * 1.0, ~y * 1.0
+    opt = solve_min01(Z, wpos, wneg).value
+    real = _cover._GurobiCover.run
+    calls = []
+
+    def interrupted_second(self, *args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, *args)
+
+    monkeypatch.setattr(_cover._GurobiCover, "run", interrupted_second)
+    with pytest.warns(UserWarning, match="interrupted"):
+        res = IISCoverSolver(Z, wpos, wneg, mip_solver="gurobi").run()
+    assert res.stop_reason == StopReason.INTERRUPTED and not res.complete
+    assert labeling_errors(res.positive, wpos, wneg) == res.value >= opt
+    assert res.lower_bound <= opt
