@@ -438,8 +438,11 @@ class MaxoutSearch:
                 if res.value < before_move:
                     self.say(f"polarity {p:+d}: refined, {res.value:g} errors")
                 before_move = res.value
-                if self._surrogates(p, min(_SURROGATE_SHARE * self.budget / _SURROGATE_STARTS,
-                                           self.left()), 1, run=run):
+                # for K = 1 the surrogate is a convex logistic regression: every start
+                # lands where the linear surrogates already did
+                if self.K > 1 and self._surrogates(
+                        p, min(_SURROGATE_SHARE * self.budget / _SURROGATE_STARTS, self.left()),
+                        1, run=run):
                     return True
                 if res.value < before_move:
                     self.say(f"polarity {p:+d}: smooth surrogate run {run}, {res.value:g} "
