@@ -60,23 +60,24 @@ class ICEKernel:
 
 
 class ICEHighDim:
-    """Exact fits at D = 11, 12 (the IIS cover with HiGHS's master and the MILP turn), on the
-    seeded instances of ``benchmarks/ice_vs_baselines.py``."""
+    """Exact fits at D = 11, 12 (the IIS cover with its master on HiGHS or Gurobi, and the
+    MILP turn), on the seeded instances of ``benchmarks/ice_vs_baselines.py``."""
 
-    params = (["synth150x11", "synth100x12"],)
-    param_names = ["instance"]
+    params = (["synth150x11", "synth100x12"], ["highs", "gurobi"])
+    param_names = ["instance", "mip_solver"]
     timeout = 300
 
-    def setup(self, instance):
+    def setup(self, instance, mip_solver):
         from exactclf._experiments.ice_table1 import synthetic_instance
 
         self.X, self.y = synthetic_instance(instance)
 
-    def time_fit(self, instance):
-        ICEClassifier(time_limit=120).fit(self.X, self.y)
+    def time_fit(self, instance, mip_solver):
+        ICEClassifier(time_limit=120, mip_solver=mip_solver).fit(self.X, self.y)
 
-    def track_training_errors(self, instance):
-        return ICEClassifier(time_limit=120).fit(self.X, self.y).training_errors_
+    def track_training_errors(self, instance, mip_solver):
+        return ICEClassifier(time_limit=120, mip_solver=mip_solver).fit(
+            self.X, self.y).training_errors_
 
 
 class ICEBeyondExactRange:
