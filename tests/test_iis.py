@@ -43,16 +43,21 @@ def test_matches_brute_force(kind, seed):
            brute_force_min01(Z, wpos, wneg))
 
 
+def _instance(rng_seed, kind, d, sizes):
+    """A :func:`random_instance` of ``kind`` in ``d`` dimensions, its size drawn from
+    ``range(*sizes)``, with real-valued weights when ``rng_seed`` is odd."""
+    rng = np.random.default_rng(rng_seed)
+    Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(*sizes)), d)
+    if rng_seed % 2:
+        wpos = wpos * rng.uniform(0.2, 2.0, len(wpos))
+    return Z, wpos, wneg
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("seed", range(8))
 def test_matches_enumeration(kind, seed):
     """Larger instances, D = 1..6, with real-valued weights on half of them."""
-    rng = np.random.default_rng(1000 + seed)
-    d = 1 + (seed + KINDS.index(kind)) % 6
-    n = int(rng.integers(10, 28))
-    Z, wpos, wneg = random_instance(rng, kind, n, d)
-    if seed % 2:
-        wpos = wpos * rng.uniform(0.2, 2.0, len(wpos))
+    Z, wpos, wneg = _instance(1000 + seed, kind, 1 + (seed + KINDS.index(kind)) % 6, (10, 28))
     _check(Z, wpos, wneg, solve_iis_cover(Z, wpos, wneg), solve_min01(Z, wpos, wneg).value)
 
 
@@ -543,12 +548,7 @@ def test_gurobi_master_proves_the_same_optimum(kind, seed):
 
     from exactclf._gurobi import SolverFallbackWarning
 
-    rng = np.random.default_rng(2000 + seed)
-    d = 3 + (seed + KINDS.index(kind)) % 6
-    n = int(rng.integers(12, 26))
-    Z, wpos, wneg = random_instance(rng, kind, n, d)
-    if seed % 2:
-        wpos = wpos * rng.uniform(0.2, 2.0, len(wpos))
+    Z, wpos, wneg = _instance(2000 + seed, kind, 3 + (seed + KINDS.index(kind)) % 6, (12, 26))
     with warnings.catch_warnings():
         warnings.simplefilter("error", SolverFallbackWarning)
         solver = IISCoverSolver(Z, wpos, wneg, mip_solver="gurobi")

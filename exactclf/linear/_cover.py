@@ -153,8 +153,9 @@ class _GurobiCover:
         self._x = m.addMVar(self.n, lb=0.0, ub=1.0, obj=cost)
         self._m = m
 
-    def _inf(self, v: float) -> float:
-        return float(np.clip(v, -self._gp.GRB.INFINITY, self._gp.GRB.INFINITY))
+    def _inf(self, v):
+        """``v`` with infinities as Gurobi's (a float, or an array for an array)."""
+        return np.clip(v, -self._gp.GRB.INFINITY, self._gp.GRB.INFINITY)
 
     def add_rows(self, lower, upper, starts, idx, values) -> int:
         import scipy.sparse as sp
@@ -167,15 +168,13 @@ class _GurobiCover:
                            np.r_[np.asarray(starts), len(idx)]), shape=(len(lower), self.n))
         at_least = np.isfinite(lower)
         sense = np.where(at_least, ">", "<")
-        rhs = np.clip(np.where(at_least, lower, upper), -self._gp.GRB.INFINITY,
-                      self._gp.GRB.INFINITY)
-        self._m.addMConstr(A, self._x, sense, rhs)
+        self._m.addMConstr(A, self._x, sense, self._inf(np.where(at_least, lower, upper)))
         self._m.update()
         return first
 
     def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
         con = self._m.getConstrs()[row]
-        con.RHS = self._inf(lower if con.Sense == ">" else upper)
+        con.RHS = float(self._inf(lower if con.Sense == ">" else upper))
 
     def set_integer(self, integer: bool) -> None:
         GRB = self._gp.GRB
@@ -186,7 +185,7 @@ class _GurobiCover:
         gp, m = self._gp, self._m
         GRB = gp.GRB
         m.Params.TimeLimit = float(max(time_limit, 1e-3)) if time_limit else GRB.INFINITY
-        m.Params.Cutoff = self._inf(objective_bound)
+        m.Params.Cutoff = float(self._inf(objective_bound))
         m.Params.SolutionLimit = 1 if first else GRB.MAXINT
         optimize(gp, m)
         status = m.Status

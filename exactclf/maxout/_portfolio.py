@@ -650,16 +650,16 @@ class MaxoutSearch:
         rng = np.random.default_rng([self.settings.seed, polarity + 1, run])
         end = time.perf_counter() + seconds
         for k in range(starts):
-            share = (end - time.perf_counter()) / (starts - k)
+            now = time.perf_counter()
+            share = (end - now) / (starts - k)
             if share <= 0:
                 break
             # the smooth fit takes at most half of the start's share, the refinement the rest
             planes = smooth_union(self.Z, want_w, other_w, self.K, rng,
-                                  deadline=time.perf_counter() + share / 2)
+                                  deadline=now + share / 2)
             realized = realize_on(self.Z, planes, want_w, other_w)
             if realized is not None and self._refine(
-                    polarity, end - time.perf_counter() - share * (starts - k - 1),
-                    realized[0]):
+                    polarity, now + share - time.perf_counter(), realized[0]):
                 return True
         return False
 

@@ -1,9 +1,9 @@
 """A smooth surrogate of the maxout network: starts for the exact local search.
 
 The network labels a point as the union's class when ``max_k (a_k . z + b_k) > 0``. Its 0-1
-loss is piecewise constant; replacing the max by the log-sum-exp ``f(z) = T log sum_k
-exp((a_k . z + b_k) / T)`` (at most ``T log K`` above it) and the 0-1 loss by the logistic
-loss gives a smooth objective
+loss is piecewise constant; replacing the max by the log-sum-exp ``f(z) = log sum_k
+exp(a_k . z + b_k)`` (at most ``log K`` above it) and the 0-1 loss by the logistic loss gives
+a smooth objective
 
     L(a, b) = [sum_i want_i softplus(-f(z_i)) + other_i softplus(f(z_i))] / sum_i (want_i +
     other_i) + ridge / 2 * sum_k |a_k|^2
