@@ -88,9 +88,14 @@ def rows(time_limit: float) -> list[tuple[str, Callable, np.ndarray, np.ndarray,
 def timed(make: Callable, device: str, X, y, per: float) -> tuple[float, object]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # warm-up on a sample (files sorted by label): compilation, CUDA context
-        warm = np.random.default_rng(0).choice(len(X), 60, replace=False)
-        make(device).fit(X[warm], y[warm])
+        # warm-up on a sample (files sorted by label): compilation, CUDA context; NGD's
+        # Newton phase (and its kernels) runs only on batches wider than the last hidden
+        # layer, so its warm-up takes two full batches
+        est = make(device)
+        batch = getattr(est, "batch_size", 0)
+        n_warm = min(len(X), max(60, 2 * batch if isinstance(batch, int) else 0))
+        warm = np.random.default_rng(0).choice(len(X), n_warm, replace=False)
+        est.fit(X[warm], y[warm])
         _synchronize()
         t0 = time.perf_counter()
         model = make(device).fit(X, y)

@@ -27,7 +27,8 @@ def _failed(report):
 
 
 @pytest.fixture(scope="module", params=[(load_cryotherapy, "highs"), (load_caesarian, "highs"),
-                                        (load_caesarian, "gurobi")])
+                                        (load_caesarian, "gurobi")],
+                ids=["cryotherapy-highs", "caesarian-highs", "caesarian-gurobi"])
 def fitted(request):
     """A proof by the IIS cover, its master on either solver (the witness is the same kind:
     the verifier re-solves the cover itself)."""
