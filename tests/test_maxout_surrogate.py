@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from exactclf.maxout._exact import union_on
-from exactclf.maxout._surrogate import smooth_union
+from exactclf.maxout._surrogate import _anneal, smooth_union
 
 
 def _slabs(seed, n=300):
@@ -54,3 +54,20 @@ def test_a_past_deadline_stops_the_fit():
     assert len(planes) == 3 and all(np.all(np.isfinite(a)) for a, _ in planes)
     full = smooth_union(Z, want, other, 3, np.random.default_rng(0))
     assert _errors(Z, full, want) <= _errors(Z, planes, want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_annealing_never_errs_more_than_its_start(seed):
+    """The annealed sigmoid stages keep the best union, the logistic fit's included."""
+    rng = np.random.default_rng(seed)
+    Z, want, other = _slabs(seed)
+    S = np.c_[Z, np.ones(len(Z))]
+    W = rng.normal(size=(2, 4))
+    best = _anneal(S, want, other, W, None, None)
+
+    def errors(W):
+        inside = (S @ W.T > 0).any(axis=1)
+        return float(want @ ~inside + other @ inside)
+
+    assert best.shape == W.shape and errors(best) <= errors(W)
+    assert errors(best) < errors(W) or errors(W) == 0

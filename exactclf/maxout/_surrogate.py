@@ -8,7 +8,17 @@ a smooth objective
     L(a, b) = [sum_i want_i softplus(-f(z_i)) + other_i softplus(f(z_i))] / sum_i (want_i +
     other_i) + ridge / 2 * sum_k |a_k|^2
 
-on standardized features, minimized by L-BFGS from a random start. It is not convex (a
+on standardized features, minimized by L-BFGS from a random start. The logistic loss lets
+points far on their wrong side pull the planes; so the fit then anneals a sigmoid loss of
+the same smooth maximum, with the normals scaled to unit norm and one temperature ``T`` for
+both the maximum and the loss,
+
+    L_T(W) = sum_i want_i sigmoid(-f_T(z_i) / T) + other_i sigmoid(f_T(z_i) / T),
+    f_T(z) = T log sum_k exp((a_k . z + b_k) / (|A| T)),
+
+which tends to the 0-1 loss of the network as ``T`` falls (``|A|``: the Frobenius norm of
+the normals), halving ``T`` from stage to stage, and keeps the planes of the stage that errs
+least. It is not convex (a
 maxout of K >= 2 planes is not), so each start lands in its own local minimum; its planes
 are a start for :func:`~exactclf.maxout._coreset.refine`, which re-solves one half-space at a
 time exactly. It plays for K >= 2 the part LinearSVC and LogisticRegression play for one
@@ -32,6 +42,14 @@ _RIDGE = 1e-3
 _START_SCALE = 0.5
 #: L-BFGS iterations per start
 _MAX_ITER = 500
+#: the annealed sigmoid loss: first temperature as a share of the spread of the logistic
+#: fit's (normalized) network scores, the factor between stages, the stages and the L-BFGS
+#: iterations per stage (the same schedule as the one plane's,
+#: :func:`exactclf.linear._incumbent.annealed_sigmoid`)
+_FIRST_T = 0.1
+_COOLING = 0.5
+_STAGES = 10
+_STAGE_ITER = 200
 
 
 def smooth_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K: int,
@@ -79,6 +97,56 @@ def smooth_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K: int,
     res = minimize(loss_and_grad, rng.normal(scale=_START_SCALE, size=K * (d + 1)), jac=True,
                    method="L-BFGS-B", callback=stop_at_deadline,
                    options={"maxiter": _MAX_ITER})
-    W = res.x.reshape(K, d + 1)
+    W = _anneal(S, want, other, res.x.reshape(K, d + 1), deadline, stop_at_deadline)
     # back to the coordinates of Z: a.(z - mean)/std + b
     return [(W[k, :d] / std, float(W[k, d] - (W[k, :d] / std) @ mean)) for k in range(K)]
+
+
+def _anneal(S, want, other, W, deadline, callback):
+    """The planes ``W`` (rows ``(a_k, b_k)`` on the standardized ``S``) of the annealing
+    stage (module docstring) whose union errs least, the start's included; no stage starts
+    after ``deadline``, and ``callback`` stops one that runs past it."""
+    K, d = W.shape[0], W.shape[1] - 1
+
+    def errors(W):
+        inside = (S @ W.T > 0).any(axis=1)
+        return float(want @ ~inside + other @ inside)
+
+    def loss_and_grad(theta, T):
+        W = theta.reshape(K, d + 1)
+        norm = np.linalg.norm(W[:, :d]) or 1.0
+        A = S @ W.T / norm
+        f = T * logsumexp(A / T, axis=1)
+        share = np.exp(A / T - f[:, None] / T)  # d f / d A
+        p = expit(f / T)
+        loss = want @ (1.0 - p) + other @ p
+        g_A = share * ((other - want) * p * (1.0 - p) / T)[:, None]
+        # A = S W^T / |normals|: the norm's share of the gradient falls on the normals only
+        G = g_A.T @ S / norm
+        G[:, :d] -= float((g_A * A).sum()) * W[:, :d] / norm**2
+        return loss, G.ravel()
+
+    norm = np.linalg.norm(W[:, :d])
+    if not np.isfinite(norm) or norm == 0.0:
+        return W
+    W = W / norm
+    best, best_errors = W, errors(W)
+    T = _FIRST_T * float(np.std((S @ W.T).max(axis=1)))
+    for _ in range(_STAGES):
+        if (not np.isfinite(T) or T <= 0.0
+                or deadline is not None and time.perf_counter() >= deadline):
+            break
+        with np.errstate(over="ignore", under="ignore"):
+            theta = minimize(loss_and_grad, W.ravel(), args=(T,), jac=True,
+                             method="L-BFGS-B", callback=callback,
+                             options={"maxiter": _STAGE_ITER}).x
+        W = theta.reshape(K, d + 1)
+        norm = np.linalg.norm(W[:, :d])
+        if not np.isfinite(norm) or norm == 0.0:
+            break
+        W = W / norm
+        value = errors(W)
+        if value < best_errors:
+            best, best_errors = W, value
+        T *= _COOLING
+    return best
