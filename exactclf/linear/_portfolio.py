@@ -271,8 +271,8 @@ def solve_portfolio(
     if incumbent is None:
         t_inc = time.perf_counter()
         best_pos, best, source, interrupted = best_incumbent(
-            Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, original=U,
-            n_jobs=n_jobs)
+            Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, anneal=beyond,
+            original=U, n_jobs=n_jobs)
         # the networks' (and surrogates') time comes out of the local search's share
         fitted = time.perf_counter() - t_inc - (milp_seconds or 0.0)
     else:
