@@ -44,7 +44,7 @@ from ._bounds import PLANE_RATE, PartitionBound, partition_bound
 from ._cliques import clique_cover_bound
 from ._coreset import coreset_union, realize_on, refine
 from ._exact import estimate_union, exact_union, prepare_union, realize_union, union_on
-from ._surrogate import smooth_union
+from ._surrogate import anneal_union, smooth_union
 
 __all__ = ["BYTES_PER_ENTRY", "MaxoutSearch", "PolarityResult", "SearchSettings"]
 
@@ -644,8 +644,9 @@ class MaxoutSearch:
 
     def _surrogates(self, polarity, seconds, starts, run=0) -> bool:
         """``starts`` random starts of the smooth surrogate (:func:`smooth_union`, seeded by
-        the fit's seed, the polarity and ``run``), each realized and refined
-        (:meth:`_refine`) in an equal part of ``seconds``. True if Ctrl-C stopped it."""
+        the fit's seed, the polarity and ``run``), each with its annealed planes
+        (:func:`anneal_union`), realized and refined (:meth:`_refine`) in an equal part of
+        ``seconds``. True if Ctrl-C stopped it."""
         want_w, other_w = self.weights[polarity]
         rng = np.random.default_rng([self.settings.seed, polarity + 1, run])
         end = time.perf_counter() + seconds
@@ -657,10 +658,13 @@ class MaxoutSearch:
             # the smooth fit takes at most half of the start's share, the refinement the rest
             planes = smooth_union(self.Z, want_w, other_w, self.K, rng,
                                   deadline=now + share / 2)
-            realized = realize_on(self.Z, planes, want_w, other_w)
-            if realized is not None and self._refine(
-                    polarity, now + share - time.perf_counter(), realized[0]):
-                return True
+            annealed = anneal_union(self.Z, want_w, other_w, planes, deadline=now + share / 2)
+            # the annealed start first: the logistic one gets what its refinement leaves
+            for start in ([] if annealed is None else [annealed]) + [planes]:
+                realized = realize_on(self.Z, start, want_w, other_w)
+                if realized is not None and self._refine(
+                        polarity, now + share - time.perf_counter(), realized[0]):
+                    return True
         return False
 
     def _adopt(self, sets, want_w, other_w, res) -> None:
