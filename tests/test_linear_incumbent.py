@@ -1,5 +1,7 @@
 """The annealed sigmoid loss: an incumbent plane for the linear 0-1 problem."""
 
+import time
+
 import numpy as np
 import pytest
 from sklearn.svm import LinearSVC
@@ -50,3 +52,11 @@ def test_degenerate_starts():
     flat = np.c_[np.ones(50), Z[:, 1:]]
     side = annealed_sigmoid(flat, wpos, wneg, np.array([1.0, 0.0, 0.0]), 0.0)
     assert labeling_errors(side, wpos, wneg) <= min(wpos.sum(), wneg.sum())
+
+
+def test_a_past_deadline_keeps_the_start():
+    """No stage starts after the deadline: the start's plane at its best threshold."""
+    Z, wpos, wneg = _outliers(2)
+    coef = np.array([0.3, 1.0, -0.2])
+    side = annealed_sigmoid(Z, wpos, wneg, coef, 0.0, deadline=time.perf_counter())
+    assert np.array_equal(side, best_offset(Z @ coef, wpos, wneg))

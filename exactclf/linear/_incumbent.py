@@ -6,6 +6,7 @@ upper bound on the optimum. The tighter the bound, the earlier the exact search 
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -102,7 +103,8 @@ def best_offset(d: np.ndarray, wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray
     return positive
 
 
-def annealed_sigmoid(Z, wpos, wneg, coef, intercept) -> np.ndarray:
+def annealed_sigmoid(Z, wpos, wneg, coef, intercept, deadline: float | None = None,
+                     ) -> np.ndarray:
     """The positive side of the best plane met while minimizing the annealed sigmoid loss
     from the plane ``(coef, intercept)``, each stage's plane taken with its best threshold
     (:func:`best_offset`; the start's included).
@@ -112,10 +114,12 @@ def annealed_sigmoid(Z, wpos, wneg, coef, intercept) -> np.ndarray:
     loss does, where the hinge and logistic losses let it pull the plane; it tends to the
     weighted 0-1 loss as ``T`` falls to 0, and the normalization by ``|a|`` keeps the
     temperature meaningful. Each stage runs L-BFGS from the last plane at half the last
-    temperature. It is not convex: the result depends on the start (a surrogate's plane).
-    On the Deep-ICE paper's larger sets (full data, unit weights, standardized features) it
-    took LogisticRegression's plane from 298 to 253 errors on ai4i, from 10479 to 6891 on
-    skin segmentation and from 494 to 421 on steel plates, in 0.1 s each.
+    temperature; none starts after ``deadline`` (a :func:`time.perf_counter` value), and
+    one that runs past it stops there. It is not convex: the result depends on the start
+    (a surrogate's plane). On the Deep-ICE paper's larger sets (full data, unit weights,
+    standardized features) it took LogisticRegression's plane from 298 to 253 errors on
+    ai4i, from 10479 to 6891 on skin segmentation and from 494 to 421 on steel plates, in
+    0.1 s each.
 
     Examples
     --------
@@ -154,9 +158,16 @@ def annealed_sigmoid(Z, wpos, wneg, coef, intercept) -> np.ndarray:
         g[:-1] -= (g_m @ m) / norm * theta[:-1] / norm
         return float(ws @ p), g
 
+    def stop_at_deadline(intermediate_result):
+        if deadline is not None and time.perf_counter() >= deadline:
+            raise StopIteration
+
     for _ in range(_SIGMOID_STAGES):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
         with np.errstate(over="ignore", under="ignore"):
             theta = minimize(loss, theta, jac=True, method="L-BFGS-B",
+                             callback=stop_at_deadline,
                              options={"maxiter": _SIGMOID_MAX_ITER}).x
         norm = np.linalg.norm(theta[:-1])
         if not np.isfinite(norm) or norm == 0.0:
@@ -169,10 +180,11 @@ def annealed_sigmoid(Z, wpos, wneg, coef, intercept) -> np.ndarray:
     return best
 
 
-def _surrogates(Z, wpos, wneg, anneal: bool):
+def _surrogates(Z, wpos, wneg, anneal: bool, deadline: float | None):
     """Predictions (positive side) of LinearSVC and LogisticRegression on weighted points,
     each with its own threshold, with the best one (:func:`best_offset`) and, with
-    ``anneal``, after the annealed sigmoid loss from its plane (:func:`annealed_sigmoid`)."""
+    ``anneal``, after the annealed sigmoid loss from its plane (:func:`annealed_sigmoid`,
+    until ``deadline``)."""
     Zs, ys, ws = _samples(Z, wpos, wneg)
     models = {
         "LinearSVC": LinearSVC(C=10.0, max_iter=20000),
@@ -187,7 +199,8 @@ def _surrogates(Z, wpos, wneg, anneal: bool):
             yield f"{name}, best threshold", best_offset(d, wpos, wneg)
             if anneal:
                 yield f"annealed sigmoid loss from {name}", annealed_sigmoid(
-                    Z, wpos, wneg, model.coef_.ravel(), float(model.intercept_[0]))
+                    Z, wpos, wneg, model.coef_.ravel(), float(model.intercept_[0]),
+                    deadline)
 
 
 def best_incumbent(
@@ -199,6 +212,7 @@ def best_incumbent(
     milp_time_limit: float | None = None,
     networks: bool = False,
     anneal: bool = True,
+    anneal_seconds: float | None = None,
     original: np.ndarray | None = None,
     n_jobs: int | None = None,
 ) -> tuple[np.ndarray, float, str, bool]:
@@ -206,8 +220,9 @@ def best_incumbent(
     ``milp_time_limit`` is given) the big-M MILP stopped after that many seconds and (when
     ``networks``) the networks of :func:`one_unit_networks` (on ``Z`` and the points'
     ``original`` features); with ``anneal``, the surrogates' planes also after the annealed
-    sigmoid loss (:func:`annealed_sigmoid`; it doubles the fit of a 40-point instance, whose
-    exact search needs no better start). Ties go to the first of them.
+    sigmoid loss (:func:`annealed_sigmoid`, both within ``anneal_seconds`` of the start, None:
+    no limit; it doubles the fit of a 40-point instance, whose exact search needs no better
+    start). Ties go to the first of them.
 
     Points of dimension 0 (``Z`` without columns: all points coincide) get the majority class.
     Ctrl-C stops at once with the best incumbent so far.
@@ -219,7 +234,8 @@ def best_incumbent(
     two_classes = Z.shape[1] > 0 and np.any(wpos > 0) and np.any(wneg > 0)
     try:
         if surrogate and two_classes:
-            cands.extend(_surrogates(Z, wpos, wneg, anneal))
+            deadline = None if anneal_seconds is None else time.perf_counter() + anneal_seconds
+            cands.extend(_surrogates(Z, wpos, wneg, anneal, deadline))
         if milp_time_limit is not None and Z.shape[1] > 0:
             res = bigm_milp(Z, wpos, wneg, time_limit=milp_time_limit,
                             threads=None if n_jobs is None else effective_workers(n_jobs))

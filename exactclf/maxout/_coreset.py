@@ -62,7 +62,8 @@ def _local_plane(Z, want_w, other_w, start, seconds):
     surrogates (whichever errs less) by the linear local search, and whether Ctrl-C stopped
     it."""
     end = time.perf_counter() + seconds
-    best, value, _, interrupted = best_incumbent(Z, want_w, other_w)
+    best, value, _, interrupted = best_incumbent(Z, want_w, other_w,
+                                                 anneal_seconds=seconds / 4)
     if labeling_errors(start, want_w, other_w) <= value:
         best = start
     if not interrupted:
