@@ -22,7 +22,7 @@ from .._resources import effective_workers
 from ._milp import bigm_milp
 from ._min01 import labeling_errors, majority_labeling
 
-__all__ = ["annealed_sigmoid", "best_incumbent", "best_offset", "one_unit_networks"]
+__all__ = ["annealed_sigmoid", "best_incumbent", "best_offset", "one_unit_networks", "stop_at"]
 
 #: the annealed sigmoid loss's first temperature, as a share of the spread (standard
 #: deviation) of its start's scores, the factor between stages and the number of stages:
@@ -34,6 +34,15 @@ _SIGMOID_COOLING = 0.5
 _SIGMOID_STAGES = 10
 #: L-BFGS iterations per stage
 _SIGMOID_MAX_ITER = 200
+
+
+def stop_at(deadline: float | None):
+    """A callback that ends a SciPy minimization once :func:`time.perf_counter` passes
+    ``deadline`` (None: never)."""
+    def callback(intermediate_result):
+        if deadline is not None and time.perf_counter() >= deadline:
+            raise StopIteration
+    return callback
 
 
 def _samples(Z, wpos, wneg):
@@ -158,16 +167,12 @@ def annealed_sigmoid(Z, wpos, wneg, coef, intercept, deadline: float | None = No
         g[:-1] -= (g_m @ m) / norm * theta[:-1] / norm
         return float(ws @ p), g
 
-    def stop_at_deadline(intermediate_result):
-        if deadline is not None and time.perf_counter() >= deadline:
-            raise StopIteration
-
     for _ in range(_SIGMOID_STAGES):
         if deadline is not None and time.perf_counter() >= deadline:
             break
         with np.errstate(over="ignore", under="ignore"):
             theta = minimize(loss, theta, jac=True, method="L-BFGS-B",
-                             callback=stop_at_deadline,
+                             callback=stop_at(deadline),
                              options={"maxiter": _SIGMOID_MAX_ITER}).x
         norm = np.linalg.norm(theta[:-1])
         if not np.isfinite(norm) or norm == 0.0:

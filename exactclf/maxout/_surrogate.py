@@ -36,6 +36,16 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
 
+# the annealing schedule is the one plane's (exactclf.linear._incumbent.annealed_sigmoid),
+# its first temperature a share of the spread of the (normalized) network's scores
+from ..linear._incumbent import (
+    _SIGMOID_COOLING,
+    _SIGMOID_FIRST_T,
+    _SIGMOID_MAX_ITER,
+    _SIGMOID_STAGES,
+    stop_at,
+)
+
 __all__ = ["anneal_union", "smooth_union"]
 
 #: L2 penalty on the normals (standardized features, loss averaged over the weights)
@@ -44,14 +54,6 @@ _RIDGE = 1e-3
 _START_SCALE = 0.5
 #: L-BFGS iterations per start
 _MAX_ITER = 500
-#: the annealed sigmoid loss: first temperature as a share of the spread of the logistic
-#: fit's (normalized) network scores, the factor between stages, the stages and the L-BFGS
-#: iterations per stage (the same schedule as the one plane's,
-#: :func:`exactclf.linear._incumbent.annealed_sigmoid`)
-_FIRST_T = 0.1
-_COOLING = 0.5
-_STAGES = 10
-_STAGE_ITER = 200
 
 
 def smooth_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K: int,
@@ -88,12 +90,8 @@ def smooth_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K: int,
         G[:, :d] += _RIDGE * W[:, :d]
         return loss, G.ravel()
 
-    def stop_at_deadline(intermediate_result):
-        if deadline is not None and time.perf_counter() >= deadline:
-            raise StopIteration
-
     res = minimize(loss_and_grad, rng.normal(scale=_START_SCALE, size=K * (d + 1)), jac=True,
-                   method="L-BFGS-B", callback=stop_at_deadline,
+                   method="L-BFGS-B", callback=stop_at(deadline),
                    options={"maxiter": _MAX_ITER})
     return _from_standardized(res.x.reshape(K, d + 1), mean, std)
 
@@ -142,20 +140,14 @@ def anneal_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, planes,
     S, mean, std = _standardized(Z)
     total = float(want_w.sum() + other_w.sum()) or 1.0
     W = np.array([np.r_[a * std, b + a @ mean] for a, b in planes])
-
-    def stop_at_deadline(intermediate_result):
-        if deadline is not None and time.perf_counter() >= deadline:
-            raise StopIteration
-
-    best = _anneal(S, want_w / total, other_w / total, W, deadline, stop_at_deadline)
+    best = _anneal(S, want_w / total, other_w / total, W, deadline)
     return None if best is None else _from_standardized(best, mean, std)
 
 
-def _anneal(S, want, other, W, deadline, callback):
+def _anneal(S, want, other, W, deadline):
     """The planes (rows ``(a_k, b_k)`` on the standardized ``S``) of the annealing stage
     (module docstring) from ``W`` whose union errs least, or None when none errs less than
-    ``W``; no stage starts after ``deadline``, and ``callback`` stops one that runs past
-    it."""
+    ``W``; no stage starts after ``deadline``, and one that runs past it stops there."""
     K, d = W.shape[0], W.shape[1] - 1
 
     def errors(W):
@@ -181,15 +173,15 @@ def _anneal(S, want, other, W, deadline, callback):
         return None
     W = W / norm
     best, best_errors = None, errors(W)
-    T = _FIRST_T * float(np.std((S @ W.T).max(axis=1)))
-    for _ in range(_STAGES):
+    T = _SIGMOID_FIRST_T * float(np.std((S @ W.T).max(axis=1)))
+    for _ in range(_SIGMOID_STAGES):
         if (not np.isfinite(T) or T <= 0.0
                 or deadline is not None and time.perf_counter() >= deadline):
             break
         with np.errstate(over="ignore", under="ignore"):
             theta = minimize(loss_and_grad, W.ravel(), args=(T,), jac=True,
-                             method="L-BFGS-B", callback=callback,
-                             options={"maxiter": _STAGE_ITER}).x
+                             method="L-BFGS-B", callback=stop_at(deadline),
+                             options={"maxiter": _SIGMOID_MAX_ITER}).x
         W = theta.reshape(K, d + 1)
         norm = np.linalg.norm(W[:, :d])
         if not np.isfinite(norm) or norm == 0.0:
@@ -198,5 +190,5 @@ def _anneal(S, want, other, W, deadline, callback):
         value = errors(W)
         if value < best_errors:
             best, best_errors = W, value
-        T *= _COOLING
+        T *= _SIGMOID_COOLING
     return best
