@@ -86,10 +86,11 @@ class MRCRuleBounds:
 
 
 class MRCManyClassesStopped:
-    """Ten classes (2000 x 12 ``make_classification``) stopped after 6 LP solves, where every
-    LP iterate is still worse than the uniform rule: ``upper_`` of the returned model (the
-    best certified point, found on the segments between iterates; 0.9 = 1 - 1/K before).
-    Deterministic: ``max_iter``, not a time limit."""
+    """Ten classes (2000 x 12 ``make_classification``) stopped after 6 LP solves: ``upper_``
+    of the returned model, the best certified point (0.9 = 1 - 1/K, the uniform rule, when
+    every iterate from ``mu = 0`` was worse than it; then a point on the segments between
+    iterates; since the smoothed start, that start or a later iterate). Deterministic:
+    ``max_iter``, not a time limit."""
 
     timeout = 300
 

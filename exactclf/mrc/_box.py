@@ -55,6 +55,12 @@ class Box:
         self.unpaid = 0  # steps in a row that did not pay
         self.binds = False
 
+    def start_at(self, best, radius: float) -> None:
+        """Centre the box at ``best`` (``(R, mu, nu)``, a point known before the first solve)
+        with the radius ``radius``."""
+        self.center, self.center_R = best[1], best[0]
+        self.radius = radius
+
     def bounds(self, active: np.ndarray):
         """The LP columns of ``mu1, mu2`` of the ``active`` features and their upper bounds
         (infinite once the box is dropped)."""
