@@ -200,7 +200,7 @@ def mrc_psi(clf: MRCCCG, X) -> np.ndarray:
 def full_lp_nonzeros(Psi: np.ndarray, n_classes: int) -> int:
     """Nonzeros of the full LP's matrix: row (i, C) holds nu and (mu1, mu2) of the |C| class
     blocks at the nonzeros of psi(x_i)."""
-    nnz_rows = np.count_nonzero(Psi, axis=1).sum()
+    nnz_rows = int(np.count_nonzero(Psi, axis=1).sum())  # Python int: 2^K overflows int64
     # sum over the nonempty subsets C of |C| = K 2^(K-1); 2^K - 1 rows per sample
     return int((2**n_classes - 1) * len(Psi) + 2 * n_classes * 2 ** (n_classes - 1) * nnz_rows)
 
