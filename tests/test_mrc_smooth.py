@@ -148,3 +148,20 @@ def test_sparse_features_give_the_same_start_and_optimum():
     assert dense.converged and sparse.converged
     assert sparse.upper == pytest.approx(dense.upper, abs=1e-7)
     assert sparse.lower == pytest.approx(dense.lower, abs=1e-7)
+
+
+def test_start_keeps_the_certificate_invariant_to_row_order_and_class_names():
+    Psi, y, data = _data(n=300, p=5, seed=4)
+    X = Psi[:, 1:]
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(y))
+    names = np.array([f"class {k}" for k in rng.permutation(data.K)])
+    fits = [MRCCCG(eps1=1e-7, tol=1e-9).fit(X, y),
+            MRCCCG(eps1=1e-7, tol=1e-9).fit(X[perm], y[perm]),
+            MRCCCG(eps1=1e-7, tol=1e-9).fit(X, names[y])]
+    for clf in fits:
+        assert clf.converged_
+        assert clf.upper_ == pytest.approx(fits[0].upper_, abs=1e-6)
+        assert clf.lower_ == pytest.approx(fits[0].lower_, abs=1e-6)
+    assert np.mean(fits[2].predict(X) == names[y]) == pytest.approx(
+        np.mean(fits[0].predict(X) == y), abs=0.02)
