@@ -405,14 +405,16 @@ class ZeroOneProgram:
             self._add_features(feats)
         self.ev = self._evaluate(mu)
         cand = np.argsort(-self.ev.g, kind="stable")
-        new_idx, new_M, new_keys = self.rows.new_rows(cand, self._subsets,
-                                                      _START_ROWS * self.n_max)
-        if new_idx:
-            self.rows.add(self.data.Psi[np.asarray(new_idx)], np.asarray(new_M), new_keys,
-                          self.active)
-            self.n_constraints += len(new_idx)
-        self._new_rows = len(new_idx)
+        self._add_rows(*self.rows.new_rows(cand, self._subsets, _START_ROWS * self.n_max))
         self.box.start_at(point, _START_RADIUS)
+
+    def _add_rows(self, idx, masks, keys) -> None:
+        """Add the rows of the samples ``idx`` with their subsets ``masks`` (from
+        :meth:`~._rows.RowPool.new_rows`) over the active features."""
+        self._new_rows = len(idx)
+        if idx:
+            self.rows.add(self.data.Psi[np.asarray(idx)], np.asarray(masks), keys, self.active)
+            self.n_constraints += len(idx)
 
     def segment(self, mu0, mu1):
         """``t -> R(mu0 + t (mu1 - mu0))`` from the scores at both ends (scores are linear in
@@ -487,11 +489,7 @@ class ZeroOneProgram:
             return not self.box.binds
         if len(new_feats):
             self._add_features(new_feats)
-        self._new_rows = len(new_idx)
-        if new_idx:
-            self.rows.add(self.data.Psi[np.asarray(new_idx)], np.asarray(new_M), new_keys,
-                          self.active)
-            self.n_constraints += len(new_idx)
+        self._add_rows(new_idx, new_M, new_keys)
         return False
 
 

@@ -22,8 +22,8 @@ violated there start its LP.
 
 Measured (make_classification, n = 10000, 64 features, standardized; 2-core machine, see
 ``benchmarks/results/mrc_multiclass.txt``): four stages put ``R`` within 0.1 % of ``R*`` in
-25 s at K = 10 and 20, where the generation from ``mu = 0`` was still 2-3 % above it at that
-time. Nothing here is a certificate: ``lower_`` comes from the generation's dual points only.
+20-25 s at K = 10 and 20, where the generation from ``mu = 0`` was still 2-4 % above it at
+that time. Nothing here is a certificate: ``lower_`` comes from the generation's dual points only.
 """
 
 from __future__ import annotations
