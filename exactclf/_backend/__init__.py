@@ -162,7 +162,10 @@ def gpu_pays(kind: str, work: float) -> bool:
 
     Examples
     --------
-    >>> gpu_pays("ice", 283 * 282 * 281 / 6 * 283), gpu_pays("ice", 5000 * 4999 / 2 * 5000)
+    A 300-point search in two dimensions stays on the CPU; Haberman's in three goes to
+    the GPU:
+
+    >>> gpu_pays("ice", 300 * 299 / 2 * 300), gpu_pays("ice", 283 * 282 * 281 / 6 * 283)
     (False, True)
     """
     try:
