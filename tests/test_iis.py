@@ -599,6 +599,55 @@ def test_gurobi_master_missing_names_the_extra(monkeypatch):
         CoverModel(np.ones(3), solver="gurobi")
 
 
+def test_auto_master_takes_gurobi_where_it_is_installed():
+    """The default master of ICEClassifier: Gurobi here (the dev extra installs it), with the
+    cover's optimum of HiGHS."""
+    rng = np.random.default_rng(5)
+    cost = rng.integers(1, 5, 10).astype(float)
+    sets = [rng.choice(10, 3, replace=False) for _ in range(12)]
+    answers = []
+    for solver in ("auto", "highs"):
+        cm = CoverModel(cost, solver=solver)
+        cm.add_cuts(sets)
+        answers.append((cm.solver, cm.solve()[1:]))
+    assert answers[0][0] == "gurobi" and answers[1][0] == "highs"
+    assert answers[0][1] == answers[1][1]
+
+
+def test_auto_master_without_gurobi_is_highs(monkeypatch):
+    hide_module(monkeypatch, "gurobipy")
+    cm = CoverModel(np.ones(3), solver="auto")
+    cm.add_cuts([np.array([0, 1]), np.array([2])])
+    assert cm.solver == "highs" and cm.solve()[1] == 2.0
+
+
+def test_auto_master_falls_back_quietly_on_a_licence_refusal(monkeypatch):
+    """Refused at the start (no licence) or past the size-limited licence's 2000 rows: HiGHS
+    goes on with the same rows, and no warning names a solver the user did not ask for."""
+    import warnings
+
+    from exactclf._gurobi import GurobiLicenceError
+    from exactclf.linear import _cover
+
+    def refuse(self, *args):
+        raise GurobiLicenceError("Model too large for size-limited license")
+
+    cost = np.array([1.0, 2.0, 1.0, 3.0])
+    sets = [np.array([0, 1]), np.array([1, 2]), np.array([3])]
+    cm = CoverModel(cost, solver="auto")
+    assert cm.solver == "gurobi"
+    monkeypatch.setattr(_cover._GurobiCover, "run", refuse)
+    cm.add_cuts(sets)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x, bound, optimal = cm.solve()
+    assert cm.solver == "highs" and optimal and bound == 5.0
+    monkeypatch.setattr(_cover._GurobiCover, "__init__", refuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert CoverModel(cost, solver="auto").solver == "highs"
+
+
 def test_ctrl_c_in_a_gurobi_solve_reaches_the_fit():
     """Gurobi handles SIGINT itself (status INTERRUPTED); the shared optimize raises it as
     KeyboardInterrupt, which the IIS cover and MRCCCG turn into their best-so-far results."""

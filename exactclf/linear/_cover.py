@@ -1,6 +1,6 @@
 """The IIS cover's master: a persistent set-cover model ``min c.x, sum_{i in T} x_i >= 1``
 over infeasible subsystems ``T``, on HiGHS or (``solver="gurobi"``, the optional extra) on
-Gurobi.
+Gurobi; ``solver="auto"`` takes Gurobi where it is installed and licensed, HiGHS otherwise.
 
 Both solvers hold the same rows in the same order (the cover rows, plus at most one floor and
 one ceiling row on the cost) and answer the same three questions: the MIP's dual bound, the
@@ -9,8 +9,8 @@ answers into proven bounds the same way for both, so the choice of solver change
 proof takes, not what it proves; :func:`exactclf.verify` re-derives every cover bound with its
 own solver anyway. Gurobi solves the cover MIPs of the IIS cover 2-10x faster than HiGHS
 (``benchmarks/results/ice_vs_baselines.txt``). When its licence refuses the model (the free
-pip licence takes at most 2000 rows), the model moves to HiGHS with a
-:class:`~exactclf._gurobi.SolverFallbackWarning` and the fit goes on.
+pip licence takes at most 2000 rows), the model moves to HiGHS and the fit goes on, with a
+:class:`~exactclf._gurobi.SolverFallbackWarning` where Gurobi was asked for by name.
 """
 
 from __future__ import annotations
@@ -213,8 +213,8 @@ class CoverModel:
     relaxation; both return ``(x, bound, optimal)`` where ``bound`` is a proven lower bound
     on the cover's optimum (the LP's is re-evaluated from its dual point, so it holds
     whatever the solver's tolerances). Costs, bounds and cutoffs are in the caller's units;
-    the solver works in the unit ``scale`` (see :data:`_COST_UNIT`). ``solver``: ``"highs"``
-    or ``"gurobi"`` (see the module docstring).
+    the solver works in the unit ``scale`` (see :data:`_COST_UNIT`). ``solver``: ``"highs"``,
+    ``"gurobi"`` or ``"auto"`` (see the module docstring).
 
     Examples
     --------
@@ -239,6 +239,8 @@ class CoverModel:
         self.atol = (_SOLVER_ATOL + _SOLVER_ATOL_PER_COLUMN * self.n
                      + np.finfo(np.float64).eps * float(self._cost.sum())) * self.scale
         self._threads = threads
+        # "auto" did not ask for Gurobi by name: its fallbacks to HiGHS are silent
+        self._asked = solver
         self._engine = self._new_engine(solver)
         self._seen: set[tuple[int, ...]] = set()
         self.cuts: list[np.ndarray] = []
@@ -254,8 +256,13 @@ class CoverModel:
         return self._engine.name
 
     def _new_engine(self, solver: str):
-        return _ENGINES[solver](self._cost, self._threads,
-                                0.5 / self.scale if self.integral else 0.0)
+        abs_gap = 0.5 / self.scale if self.integral else 0.0
+        if solver == "auto":
+            try:
+                return _GurobiCover(self._cost, self._threads, abs_gap)
+            except (ImportError, GurobiLicenceError):
+                solver = "highs"
+        return _ENGINES[solver](self._cost, self._threads, abs_gap)
 
     def _add_cost_row(self, lower: float, upper: float) -> int:
         return self._engine.add_rows([lower], [upper], [0], np.arange(self.n), self._cost)
@@ -342,10 +349,11 @@ class CoverModel:
 
     def _fall_back(self, exc: GurobiLicenceError) -> None:
         """Move the model to HiGHS: the cover rows, then the floor and ceiling rows."""
-        warn(f"Gurobi refused the IIS cover's master ({exc}); this is what its free "
-             f"size-limited licence does past 2000 rows. Going on with HiGHS; pass "
-             f"mip_solver='highs' to avoid this warning, or install a full Gurobi licence.",
-             SolverFallbackWarning)
+        if self._asked == "gurobi":
+            warn(f"Gurobi refused the IIS cover's master ({exc}); this is what its free "
+                 f"size-limited licence does past 2000 rows. Going on with HiGHS; pass "
+                 f"mip_solver='auto' or 'highs' to avoid this warning, or install a full "
+                 f"Gurobi licence.", SolverFallbackWarning)
         self._engine = self._new_engine("highs")
         if self.cuts:
             self._add_cover_rows(self.cuts)

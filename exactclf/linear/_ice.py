@@ -93,12 +93,15 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         Stop the search after this many seconds (wall clock, whole fit). Unless the IIS
         cover runs (it has its own bound), a tenth of it is kept for a quick lower bound,
         spent only if the search stops before a proof.
-    mip_solver : {"highs", "gurobi"}, default="highs"
-        The solver of the IIS cover's master, the set-cover MIP that proves the bound
-        (HiGHS, or Gurobi from the optional extra ``exactclf[gurobi]``, 2-10x faster on
-        those MIPs). Where Gurobi's licence refuses the model (the free pip licence: more
-        than 2000 rows), the fit warns and goes on with HiGHS. The proof is the same
-        either way; the big-M MILP incumbent and the partition bounds use HiGHS.
+    mip_solver : {"auto", "highs", "gurobi"}, default="auto"
+        The solver of the IIS cover's master, the set-cover MIP that proves the bound:
+        HiGHS, or Gurobi from the optional extra ``exactclf[gurobi]`` (2-10x faster on
+        those MIPs). ``"auto"`` takes Gurobi where it is installed and licensed and HiGHS
+        otherwise. Where Gurobi's licence refuses the model (the free pip licence: more
+        than 2000 rows or columns), the fit goes on with HiGHS (with a warning when
+        ``"gurobi"`` was asked for). The proof is the same either way, though where
+        several models are optimal the two solvers may return different ones; the big-M
+        MILP incumbent and the partition bounds use HiGHS.
     device : {"auto", "cpu", "gpu"}, default="auto"
         ``"cpu"``: Numba kernel. ``"gpu"``: its Numba CUDA counterpart (CuPy array code
         where Numba cannot compile kernels; extra ``exactclf[gpu]``). ``"auto"``: the GPU
@@ -186,7 +189,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         "upper_bound": [StrOptions({"auto", "surrogate", "milp"})],
         "max_candidates": [Interval(Integral, 1, None, closed="left"), None],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
-        "mip_solver": [StrOptions({"highs", "gurobi"})],
+        "mip_solver": [StrOptions({"auto", "highs", "gurobi"})],
         "device": [StrOptions({"auto", "cpu", "gpu"})],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
@@ -198,7 +201,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         upper_bound="auto",
         max_candidates=None,
         time_limit=None,
-        mip_solver="highs",
+        mip_solver="auto",
         device="auto",
         n_jobs=None,
         verbose=0,

@@ -232,7 +232,7 @@ def solve_portfolio(
         A realized labeling to go on from (an earlier result's ``positive``), in place of
         the incumbents of ``upper_bound``: a second run with more time then continues the
         first one's local search instead of starting it again.
-    mip_solver : {"highs", "gurobi"}
+    mip_solver : {"highs", "gurobi", "auto"}
         The solver of the IIS cover's master (:class:`~exactclf.linear._cover.CoverModel`).
 
     Returns
