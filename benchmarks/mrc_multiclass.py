@@ -121,7 +121,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10000)
     parser.add_argument("--classes", type=int, nargs="+", default=[10, 20, 50, 100])
-    parser.add_argument("--features", type=int, nargs="+", default=[64, 512])
+    parser.add_argument("--features", type=int, nargs="*", default=[64, 512],
+                        help="make_classification's widths (none: only --digits)")
     parser.add_argument("--time-limit", type=float, nargs="+", default=[60, 120, 300, 600],
                         help="MRCCCG's time_limit per entry of --classes (the issue's targets)")
     parser.add_argument("--digits", action="store_true")

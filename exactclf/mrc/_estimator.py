@@ -83,7 +83,12 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
     phi : {"linear", "fourier", "relu", "threshold"} or transformer, default="linear"
         Feature map ``psi`` (see :mod:`exactclf.mrc._phi`): the inputs; random Fourier
         features (Gaussian kernel); random ReLU features; per-feature threshold indicators;
-        or any scikit-learn transformer (a clone is fitted on ``X``).
+        or any scikit-learn transformer (a clone is fitted on ``X``). The model does not
+        change when a feature is scaled, but it does when one is shifted: a class's block of
+        ``Phi(x, y)`` is ``psi(x)`` on that class and 0 elsewhere, so its standard deviation
+        (hence ``lambda``) depends on where 0 is. Standardize the inputs (e.g.
+        :class:`~sklearn.preprocessing.StandardScaler` in a pipeline) for a model that does
+        not depend on the origin of their units.
     s : float, default=0.3
         Width of the uncertainty set: ``lambda = s * std(Phi(x_i, y_i)) / sqrt(n)``.
     fit_intercept : bool, default=True
