@@ -76,8 +76,11 @@ def test_smoothed_start_stops_at_its_deadline():
     assert not mu.any() and R == pytest.approx(1.0 - 1.0 / data.K)  # no stage: mu = 0
 
 
+@pytest.mark.parametrize("step", [0.25, 1.0])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_generation_from_the_start_reaches_the_full_lp(seed):
+def test_generation_from_the_start_reaches_the_full_lp(seed, step, monkeypatch):
+    """With rows sought between the best iterate and the LP's (step < 1) or at the LP's."""
+    monkeypatch.setattr(_ccg, "_SEPARATION_STEP", step)
     Psi, y, data = _data(n=120, p=4, seed=seed)
     res = _ccg.mrc_ccg(Psi, y, data.K, data.tau, data.lam, eps1=1e-9, tol=1e-9)
     full = mrc_full_lp(Psi, y, data.K, data.tau, data.lam, tol=1e-9)
@@ -85,6 +88,31 @@ def test_generation_from_the_start_reaches_the_full_lp(seed):
     assert res.upper == pytest.approx(full.objective, abs=1e-7)
     assert res.lower == pytest.approx(full.objective, abs=1e-7)
     assert res.upper == _risk(data)(res.mu)[0]
+
+
+@pytest.mark.parametrize("step", [0.3, 0.5, 1.0])
+def test_rows_sought_after_a_start_cut_off_the_iterate(step, monkeypatch):
+    """Every row added after a start is violated at the LP's iterate by more than eps1 (a
+    cut of its optimum), by at least its violation at the separation point over the step."""
+    monkeypatch.setattr(_ccg, "_SEPARATION_STEP", step)
+    Psi, y, data = _data(n=300, p=5, seed=3)
+    program = _ccg.ZeroOneProgram(data, eps1=1e-6, eps2=1e-6, n_max=40, m_max=100, tol=1e-9)
+    start = smoothed_start(data, program.risk, 1e-6)
+    program.start_from(start)
+    mu = program.solve(1, None)[1]
+    nu = program.res.x[0]  # the LP's (the certified point's nu is its largest violation)
+    idx, masks, _ = program._rows_to_add(start)
+    assert len(idx) == 40
+    V = Psi @ mu.reshape(data.K, -1).T
+    size = np.asarray(masks).sum(axis=1)
+    at_iterate = (np.where(masks, V[idx], 0.0).sum(axis=1) - 1.0) / size + 1.0 - nu
+    assert np.all(at_iterate > 1e-6)
+    # rows of distinct samples, none already in the LP
+    assert len(set(idx)) == len(idx)
+    if step == 1.0:  # at the iterate: the most violated samples, with their worst subsets
+        g = program.ev.g - nu
+        assert np.allclose(np.sort(at_iterate), np.sort(g[idx]))
+        assert np.min(at_iterate) >= np.sort(g)[-40] - 1e-12
 
 
 def test_fit_with_a_start_is_certified_like_one_without(monkeypatch):

@@ -44,10 +44,11 @@ are more than ``m_max``, the ``m_max`` with the largest class-mean deviation). W
 :data:`~._smooth.SMOOTH_MIN_CLASSES` classes or more, the generation starts instead at the best
 point of a smoothed risk (:func:`~._smooth.smoothed_start`, at most a quarter of
 ``time_limit``): the features where it is not 0 join, the rows of the samples most violated
-there start the LP, and the box is centred there (:meth:`ZeroOneProgram.start_from`). Each
-iteration
-re-solves it warm from the previous basis with the dual simplex (by the interior point
-method when the LP is wide and many rows are new: :meth:`ZeroOneProgram._method`), evaluates
+there start the LP, and the box is centred there (:meth:`ZeroOneProgram.start_from`); rows
+are then sought between the best iterate and the LP's (:meth:`ZeroOneProgram._rows_to_add`).
+Each iteration re-solves it warm from the previous basis with the dual simplex (by the
+interior point method when the LP is wide and many rows are new:
+:meth:`ZeroOneProgram._method`), evaluates
 the most violated subset of *every* training sample, adds the ``n_max`` most violated
 constraints (violation > ``eps1``) and, with column generation, the ``m_max`` features whose
 dual constraint ``|F^T alpha - tau| <= lambda`` is violated by more than ``eps2``
@@ -295,6 +296,12 @@ def best_on_segment(program, best, mu_new, n_eval: int = _SEGMENT_EVALUATIONS):
 _START_ROWS, _START_RADIUS = 5, 1.0
 #: share of ``time_limit`` that the smoothed start may take
 _START_SHARE = 0.25
+#: after a start, rows are sought at the point this far from the best iterate towards the
+#: LP's (in-out separation): from a start close to the optimum the LP's iterates land far
+#: off (R 3.7 at the first at 20 classes), and the rows most violated there are not those
+#: that hold the optimum (20 classes, n = 10000, 120 s: gap 1.7e-3 at the iterate, 7.2e-4
+#: with 0.3; benchmarks/results/mrc_multiclass.txt)
+_SEPARATION_STEP = 0.3
 
 #: LP columns (2 per active feature, and nu) from which a solve after many new rows is by
 #: the interior point method (:meth:`ZeroOneProgram._method`)
@@ -335,6 +342,8 @@ class ZeroOneProgram:
         self._new_rows = 0  # rows added since the last solve
         self.dual_rows = None
         self._segment_start = None  # (mu0, its scores) of the last segment
+        self._step = 1.0  # rows at the iterate itself (see _SEPARATION_STEP)
+        self._center = None  # (mu, its scores) of the best iterate, for the separation
 
     def _initial_features(self) -> np.ndarray:
         """All features, or the ``m_max`` with the largest class-mean deviation."""
@@ -389,7 +398,7 @@ class ZeroOneProgram:
             )
         mu = np.zeros(self.data.m)
         mu[self.active] = res.x[1::2] - res.x[2::2]
-        self.res = res
+        self.res, self.mu = res, mu
         self.ev = self._evaluate(mu)
         return self.ev.R, mu, self.ev.nu
 
@@ -407,6 +416,7 @@ class ZeroOneProgram:
         cand = np.argsort(-self.ev.g, kind="stable")
         self._add_rows(*self.rows.new_rows(cand, self._subsets, _START_ROWS * self.n_max))
         self.box.start_at(point, _START_RADIUS)
+        self._step = _SEPARATION_STEP
 
     def _add_rows(self, idx, masks, keys) -> None:
         """Add the rows of the samples ``idx`` with their subsets ``masks`` (from
@@ -438,12 +448,41 @@ class ZeroOneProgram:
         self.dual_rows = self.rows.dual_rows(alpha)
         return bound
 
-    def _subsets(self, block):
-        """Masks of the most violated subsets of the samples ``block``: the ``size[i]``
-        largest scores of each."""
-        Vb = self.backend.asnumpy(self.ev.V[self.backend.xp.asarray(block)])
+    def _subsets(self, block, ev=None):
+        """Masks of the most violated subsets of the samples ``block`` at the evaluation
+        ``ev`` (default: the last iterate's): the ``size[i]`` largest scores of each."""
+        ev = self.ev if ev is None else ev
+        Vb = self.backend.asnumpy(ev.V[self.backend.xp.asarray(block)])
         rank = np.argsort(np.argsort(-Vb, axis=1, kind="stable"), axis=1)
-        return rank < self.ev.size[block][:, None]
+        return rank < ev.size[block][:, None]
+
+    def _rows_to_add(self, best):
+        """The rows of the ``n_max`` samples most violated by more than ``eps1`` (ties:
+        lowest index), with their most violated subsets. After a start they are sought at
+        ``(mu, nu) = best + s (iterate - best)``, ``s`` = :data:`_SEPARATION_STEP`: a row's
+        violation is affine along the segment and at most 0 at ``best`` (a certified point:
+        ``nu`` is its largest violation), so one violated there by ``v`` is violated by at
+        least ``v / s`` at the iterate, a cut of the LP's optimum. Where no row is violated
+        there, they are sought at the iterate (the generation ends only when none is)."""
+        res, ev = self.res, self.ev
+        if self._step < 1.0:
+            data, backend, s = self.data, self.backend, self._step
+            mu_b, nu_b = best[1], best[2]
+            if self._center is None or not np.array_equal(self._center[0], mu_b):
+                self._center = (mu_b, scores(self.Psi_dev, mu_b, data.K, backend, data.B))
+            V_b = self._center[1]
+            at = risk_from_scores(V_b + s * (ev.V - V_b), mu_b + s * (self.mu - mu_b),
+                                  data.tau, data.lam, backend)
+            viol = at.g - (nu_b + s * (res.x[0] - nu_b))
+            cand = np.flatnonzero(viol > self.eps1)
+            if len(cand):
+                cand = cand[np.argsort(-viol[cand], kind="stable")]
+                return self.rows.new_rows(cand, lambda block: self._subsets(block, at),
+                                          self.n_max)
+        viol = ev.g - res.x[0]
+        cand = np.flatnonzero(viol > self.eps1)
+        cand = cand[np.argsort(-viol[cand], kind="stable")]
+        return self.rows.new_rows(cand, self._subsets, self.n_max)
 
     def _violated_features(self, finishing: bool) -> np.ndarray:
         """The ``m_max`` inactive features most violated by more than ``eps2``."""
@@ -468,12 +507,8 @@ class ZeroOneProgram:
     def extend(self, it, best, lower) -> bool:
         res, ev = self.res, self.ev
         self.box.update(res, ev.R, best, self.tol)
-        # the n_max most violated samples (ties: lowest index), with their subsets
-        viol = ev.g - res.x[0]
-        self.max_violation = float(viol.max())
-        cand = np.flatnonzero(viol > self.eps1)
-        cand = cand[np.argsort(-viol[cand], kind="stable")]
-        new_idx, new_M, new_keys = self.rows.new_rows(cand, self._subsets, self.n_max)
+        self.max_violation = float((ev.g - res.x[0]).max())
+        new_idx, new_M, new_keys = self._rows_to_add(best)
         new_feats = self._violated_features(not new_idx and best[0] - lower > self.eps1)
         n_deleted = self.rows.age_and_drop(res, bool(new_idx))
         if self.verbose:
