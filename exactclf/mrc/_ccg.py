@@ -462,7 +462,7 @@ class ZeroOneProgram:
         ``(mu, nu) = best + s (iterate - best)``, ``s`` = :data:`_SEPARATION_STEP`: a row's
         violation is affine along the segment and at most 0 at ``best`` (a certified point:
         ``nu`` is its largest violation), so one violated there by ``v`` is violated by at
-        least ``v / s`` at the iterate, a cut of the LP's optimum. Where no row is violated
+        least ``v / s`` at the iterate, a cut of the LP's optimum. Where no new row is violated
         there, they are sought at the iterate (the generation ends only when none is)."""
         res, ev = self.res, self.ev
         if self._step < 1.0:
@@ -477,8 +477,10 @@ class ZeroOneProgram:
             cand = np.flatnonzero(viol > self.eps1)
             if len(cand):
                 cand = cand[np.argsort(-viol[cand], kind="stable")]
-                return self.rows.new_rows(cand, lambda block: self._subsets(block, at),
-                                          self.n_max)
+                found = self.rows.new_rows(cand, lambda block: self._subsets(block, at),
+                                           self.n_max)
+                if found[0]:  # (rows the LP holds already are skipped)
+                    return found
         viol = ev.g - res.x[0]
         cand = np.flatnonzero(viol > self.eps1)
         cand = cand[np.argsort(-viol[cand], kind="stable")]
