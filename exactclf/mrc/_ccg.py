@@ -341,9 +341,8 @@ class ZeroOneProgram:
         self.max_violation = np.inf
         self._new_rows = 0  # rows added since the last solve
         self.dual_rows = None
-        self._segment_start = None  # (mu0, its scores) of the last segment
         self._step = 1.0  # rows at the iterate itself (see _SEPARATION_STEP)
-        self._center = None  # (mu, its scores) of the best iterate, for the separation
+        self._anchors: list = []  # (mu, its scores) of the last best points (_scores_at)
 
     def _initial_features(self) -> np.ndarray:
         """All features, or the ``m_max`` with the largest class-mean deviation."""
@@ -430,13 +429,21 @@ class ZeroOneProgram:
         """``t -> R(mu0 + t (mu1 - mu0))`` from the scores at both ends (scores are linear in
         ``mu``), ``mu1`` the last iterate: one product with ``Psi`` for all ``t``."""
         data, backend = self.data, self.backend
-        # the best point changes seldom: keep its scores from one segment to the next
-        if self._segment_start is None or not np.array_equal(self._segment_start[0], mu0):
-            self._segment_start = (mu0, scores(self.Psi_dev, mu0, data.K, backend, data.B))
-        V0 = self._segment_start[1]
+        V0 = self._scores_at(mu0)
         dV, dmu = self.ev.V - V0, mu1 - mu0
         return lambda t: risk_from_scores(V0 + t * dV, mu0 + t * dmu, data.tau, data.lam,
                                           backend).R
+
+    def _scores_at(self, mu):
+        """The scores at ``mu``, a best point: the best point and the best iterate (the
+        segments' and the separation's anchors) change seldom, so the scores of the last
+        two are kept."""
+        for mu_k, V in self._anchors:
+            if np.array_equal(mu_k, mu):
+                return V
+        V = scores(self.Psi_dev, mu, self.data.K, self.backend, self.data.B)
+        self._anchors = [(mu, V), *self._anchors[:1]]
+        return V
 
     def bound(self) -> float:
         """The row duals priced over every feature: a rigorous bound on ``R*``, and per
@@ -468,23 +475,21 @@ class ZeroOneProgram:
         if self._step < 1.0:
             data, backend, s = self.data, self.backend, self._step
             mu_b, nu_b = best[1], best[2]
-            if self._center is None or not np.array_equal(self._center[0], mu_b):
-                self._center = (mu_b, scores(self.Psi_dev, mu_b, data.K, backend, data.B))
-            V_b = self._center[1]
+            V_b = self._scores_at(mu_b)
             at = risk_from_scores(V_b + s * (ev.V - V_b), mu_b + s * (self.mu - mu_b),
                                   data.tau, data.lam, backend)
             viol = at.g - (nu_b + s * (res.x[0] - nu_b))
-            cand = np.flatnonzero(viol > self.eps1)
-            if len(cand):
-                cand = cand[np.argsort(-viol[cand], kind="stable")]
-                found = self.rows.new_rows(cand, lambda block: self._subsets(block, at),
-                                           self.n_max)
-                if found[0]:  # (rows the LP holds already are skipped)
-                    return found
-        viol = ev.g - res.x[0]
+            found = self._most_violated(viol, lambda block: self._subsets(block, at))
+            if found[0]:  # (rows the LP holds already are skipped)
+                return found
+        return self._most_violated(ev.g - res.x[0], self._subsets)
+
+    def _most_violated(self, viol, subsets):
+        """The new rows of the ``n_max`` samples with ``viol > eps1``, most violated first
+        (ties: lowest index), with their subsets (``subsets(block)``)."""
         cand = np.flatnonzero(viol > self.eps1)
         cand = cand[np.argsort(-viol[cand], kind="stable")]
-        return self.rows.new_rows(cand, self._subsets, self.n_max)
+        return self.rows.new_rows(cand, subsets, self.n_max)
 
     def _violated_features(self, finishing: bool) -> np.ndarray:
         """The ``m_max`` inactive features most violated by more than ``eps2``."""
