@@ -14,6 +14,7 @@ from ._geometry import AffineFrame, affine_frame
 
 __all__ = [
     "BinaryData",
+    "errors_agree",
     "validate_binary",
     "check_count_weights",
     "merge_duplicates",
@@ -99,6 +100,13 @@ def check_count_weights(weights, who: str) -> None:
         )
 
 
+def errors_agree(data: BinaryData, a: float, b: float) -> bool:
+    """Whether two weighted error sums of ``data`` agree: they differ by rounding, relative
+    to the total weight (an absolute tolerance would accept any value when the weights are
+    small)."""
+    return bool(np.isclose(a, b, rtol=1e-12, atol=1e-12 * float(data.sample_weight.sum())))
+
+
 @dataclass
 class BinaryData:
     """Validated training data: samples, their weights, and the merged unique points
@@ -179,17 +187,18 @@ class BinaryClassifierMixin(ClassifierMixin):
         """The weighted training errors of the fitted model, as ``predict`` makes them."""
         return float(data.sample_weight[self.predict(data.X) != data.y].sum())
 
-    def _realized_errors(self, data: BinaryData, expected: float) -> float:
+    def _realized_errors(self, data: BinaryData, expected: float,
+                         in_frame: float | None = None) -> float:
         """The weighted training errors of the fitted model, checked against the search's
         ``expected``; on points too thin for the frame (not certified anyway) the model's
         arithmetic in the original units may differ from the frame's, and its own errors
-        are the answer."""
+        are the answer. So are they where the same model, evaluated in the frame, makes
+        ``in_frame`` errors equal to ``expected``: float64 cannot hold the model in the
+        original units (a huge offset against a tiny spread), and the caller, seeing the
+        difference, does not certify it."""
         realized = self._training_errors(data)
-        # the two sums differ by rounding, relative to the total weight (an absolute
-        # tolerance would accept any value when the weights are small)
-        atol = 1e-12 * float(data.sample_weight.sum())
-        if data.frame.certifiable and not np.isclose(realized, expected, rtol=1e-12,
-                                                     atol=atol):
+        if data.frame.certifiable and not errors_agree(data, realized, expected) and (
+                in_frame is None or not errors_agree(data, in_frame, expected)):
             raise RuntimeError(
                 f"internal error: the fitted {type(self).__name__} makes {realized} training "
                 f"errors, its search found {expected}; please report this data"

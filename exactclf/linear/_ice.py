@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
-from .._base import BinaryClassifierMixin, validate_binary
+from .._base import BinaryClassifierMixin, errors_agree, validate_binary
 from .._certificate import (
     Certificate,
     StopReason,
@@ -293,7 +293,11 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         coef, intercept = frame.to_original(a, b)
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept])
-        realized = self._realized_errors(data, value)
+        realized = self._realized_errors(
+            data, value, in_frame=labeling_errors(Z @ a + b > 0, wpos, wneg))
+        if frame.certifiable and not errors_agree(data, realized, value):
+            # the frame resolves the points, float64 cannot hold the plane in their units
+            complete, stop = False, StopReason.UNREALIZABLE_MARGIN
         self.n_candidates_ = n_cand
         if complete and (frame.dim == 0 or bound_method == "exhaustive search"):
             bound = realized
