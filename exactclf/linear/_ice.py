@@ -39,6 +39,9 @@ _MAX_SECONDS = 86400.0
 _MILP_SECONDS = 30.0
 #: seconds spent on a quick lower bound before refusing (it is quoted in the message)
 _REFUSAL_BOUND_SECONDS = 2.0
+#: at most this many seconds (and no more than the time_limit leaves) re-prove the bound
+#: from the IISs with exact multipliers on the samples when some have none
+_RECHECK_SECONDS = 5.0
 #: the models a certificate of ICEClassifier ranges over
 _MODEL_CLASS = "affine classifiers (sign(w.x + b))"
 
@@ -305,8 +308,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             # the certificate claims what its witness proves: IISs proven only in the frame
             # (without exact multipliers on the samples) do not count
             left_out = set(witnessed[1])
+            seconds = _RECHECK_SECONDS if self.time_limit is None else min(
+                _RECHECK_SECONDS, self._remaining(t0))
             bound = min(bound, cover_bound([t for k, t in enumerate(cuts) if k not in left_out],
-                                           wpos, wneg))
+                                           wpos, wneg, time_limit=seconds))
             if complete and realized - bound > 2 * BOUND_RTOL * abs(realized):
                 # the cover's proof rested on them
                 complete, stop = False, StopReason.NUMERICAL
