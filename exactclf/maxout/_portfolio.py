@@ -583,13 +583,14 @@ class MaxoutSearch:
         want_w, other_w = self.weights[polarity]
         planes = n_combinations(len(Z), Z.shape[1]) if Z.shape[1] else 1
         if planes / PLANE_RATE > self.left() / 2:
-            self.say(f"exact search skipped: its {planes:.3g} hyperplanes would take about "
-                     f"{planes / PLANE_RATE:.0f} s")
+            self.say(f"polarity {polarity:+d}: exact search skipped: its {planes:.3g} "
+                     f"hyperplanes would take about {planes / PLANE_RATE:.3g} s")
             return False
         try:
             check_memory(BYTES_PER_ENTRY * (2 * planes + 2) * len(Z), "", "")
         except MemoryError:
-            self.say("exact search skipped: its candidate family would not fit in memory")
+            self.say(f"polarity {polarity:+d}: exact search skipped: its candidate family "
+                     "would not fit in memory")
             return False
         problem = prepare_union(Z, want_w, other_w, self.K)
         res.n_tuples += problem.n_tuples
