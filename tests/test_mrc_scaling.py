@@ -78,6 +78,7 @@ def test_interior_point_solves_reach_the_full_lp(monkeypatch, K):
         return solve(self, method, time_limit)
 
     monkeypatch.setattr(_ccg, "_IPM_COLUMNS", 0)
+    monkeypatch.setattr(_ccg, "_DENSE_IPM_ENTRIES", 0)  # (HiGHS', not exactclf.mrc._ipm)
     monkeypatch.setattr(HighsLP, "solve", spy)
     X, y = _data(150, K, seed=K)
     clf = MRCCCG(n_max=20, **EXACT).fit(X, y)

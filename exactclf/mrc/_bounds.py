@@ -267,7 +267,8 @@ _MAX_ROUNDS = 200
 
 def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: float,
                sample_weight=None, embedding=None, zero_tol: float = 0.0,
-               deadline: float | None = None, seed=None, upper: float = np.inf) -> DualPoint:
+               deadline: float | None = None, seed=None, upper: float = np.inf,
+               enough: float | None = None) -> DualPoint:
     """A dual point of the MRC program over *all* its rows, by column generation from the
     rows most violated at the scores ``V``.
 
@@ -285,7 +286,7 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     ``_MAX_ROUNDS`` solves, or at ``deadline``. The first LP has the best rows at ``V``: at an
     optimal ``mu`` the rows carrying an optimal dual point are among the most violated; and
     the rows of ``seed``, a dual point found elsewhere (the generation's last), which is
-    the result with no LP solved where it proves ``upper - tol`` (from the best rows alone,
+    the result with no LP solved where it proves ``upper - enough`` (from the best rows alone,
     a 10-class fit of 3000 samples took 24 rounds and as long as its generation). For
     the log loss, a sample's rows are finally merged into one (the same ``z``; the entropy is
     concave, so the value only rises). The simplex vertex meets ``|z| <= lambda`` only to the
@@ -317,6 +318,8 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
         (any: the bound is priced here) and ``class_alpha`` on the class-average rows.
     upper : float, default=inf
         An upper bound on ``R*`` (``R`` of the returned ``mu``).
+    enough : float or None, default=None
+        The seed is the result where it proves ``upper - enough`` (None: ``tol``).
 
     Returns
     -------
@@ -342,7 +345,7 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     m = len(tau)
     if seed is not None:
         point = _priced(centroids, Psi, *seed, tau, lam, zero_tol, embedding)
-        if point.bound >= upper - tol:
+        if point.bound >= upper - (tol if enough is None else enough):
             return point
     # the dual LP: a row per feature (tau - lambda <= z + tau <= tau + lambda) and sum a = 1;
     # a column per MRC row, added as generated, re-solved warm by the primal simplex

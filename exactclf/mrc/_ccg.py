@@ -46,9 +46,9 @@ point of a smoothed risk (:func:`~._smooth.smoothed_start`, at most a quarter of
 ``time_limit``): the features where it is not 0 join, the rows of the samples most violated
 there start the LP, and the box is centred there (:meth:`ZeroOneProgram.start_from`); rows
 are then sought between the best iterate and the LP's (:meth:`ZeroOneProgram._rows_to_add`).
-Each iteration re-solves it warm from the previous basis with the dual simplex (by the
-interior point method when the LP is wide and many rows are new:
-:meth:`ZeroOneProgram._method`), evaluates
+Each iteration re-solves it warm from the previous basis with the dual simplex (a wide LP
+by the dense interior point method of :mod:`._ipm`, or HiGHS' after many new rows where it
+is too large to store densely: :meth:`ZeroOneProgram._method`), evaluates
 the most violated subset of *every* training sample, adds the ``n_max`` most violated
 constraints (violation > ``eps1``) and, with column generation, the ``m_max`` features whose
 dual constraint ``|F^T alpha - tau| <= lambda`` is violated by more than ``eps2``
@@ -90,8 +90,9 @@ from .._backend import REFERENCE, Backend
 from .._certificate import StopReason
 from ._bounds import dual_lower_bound, minimax_risk, risk_from_scores, scores
 from ._box import Box
-from ._lp import make_lp
-from ._rows import RowPool, lp_columns, lp_costs
+from ._ipm import dense_mrc_ipm
+from ._lp import LPResult, make_lp
+from ._rows import RowPool, lp_columns, lp_costs, row_coefficients
 from ._smooth import SMOOTH_MIN_CLASSES, smoothed_start
 from ._training import TrainingSet
 
@@ -306,6 +307,10 @@ _SEPARATION_STEP = 0.3
 #: LP columns (2 per active feature, and nu) from which a solve after many new rows is by
 #: the interior point method (:meth:`ZeroOneProgram._method`)
 _IPM_COLUMNS = 2000
+#: such solves are by the dense interior point method of :mod:`._ipm` (on HiGHS) up to this
+#: many entries of the dense row matrix and of the normal matrix (rows x rows; 8 bytes each,
+#: the method holds about three of each), to this relative tolerance (or ``tol`` where smaller)
+_DENSE_IPM_ENTRIES, _DENSE_IPM_TOL = 2e7, 1e-8
 
 
 class ZeroOneProgram:
@@ -376,17 +381,47 @@ class ZeroOneProgram:
         return ev.R, mu, ev.nu
 
     def _method(self) -> str:
-        """The LP method of the next solve: the interior point method for a wide LP after
-        many new rows, where the dual simplex needs thousands of pivots even from the previous
-        basis; the warm dual simplex otherwise (measured on a restricted LP of 20 classes, 64
-        features, 900 rows: 5.3 s by IPM, 15.5 s by the warm dual simplex; of 10 classes:
-        about equal)."""
+        """The LP method of the next solve: for a wide LP (:data:`_IPM_COLUMNS`), the dense
+        interior point method of :mod:`._ipm` on HiGHS (20 classes, 64 features, 1529 rows:
+        3.5 s, where HiGHS' IPX takes 18.5 s and the warm dual simplex 31 s); otherwise, or
+        where it is too large to store densely, the interior point method after many new
+        rows, where the dual simplex needs thousands of pivots even from the previous basis,
+        and the warm dual simplex after few (a restricted LP of 20 classes, 64 features, 900
+        rows: 5.3 s by IPM, 15.5 s by the warm dual simplex; of 10 classes: about equal)."""
         wide = self.lp.n_cols >= _IPM_COLUMNS and self.lp.n_rows >= _IPM_COLUMNS // 4
+        rows = self.lp.n_rows
+        if (wide and self.lp.name == "highs"
+                and rows * max(len(self.active), rows) <= _DENSE_IPM_ENTRIES):
+            return "dense"
         return "ipm" if wide and self._new_rows >= self.n_max // 2 else "dual"
+
+    def _dense_ipm(self, remaining):
+        """The restricted LP solved by :func:`~._ipm.dense_mrc_ipm` as an :class:`LPResult`
+        (rows with a slack above their dual count as basic), or None where it did not
+        converge."""
+        data, active = self.data, self.active
+        F = row_coefficients(self.rows.U, self.rows.M, active, data.d, data.B).toarray()
+        cost = lp_costs(data.tau, data.lam, active)
+        ub = self.box.bounds(active)[1]
+        ipm = dense_mrc_ipm(F, 1.0 / self.rows.M.sum(axis=1) - 1.0, cost[0::2], cost[1::2],
+                            ub[0::2], ub[1::2], tol=min(self.tol, _DENSE_IPM_TOL),
+                            time_limit=remaining)
+        if not (ipm.converged or ipm.time_limit_reached):
+            return None
+        x = np.empty(1 + 2 * len(active))
+        x[0], x[1::2], x[2::2] = ipm.nu, ipm.x1, ipm.x2
+        col_dual = np.zeros_like(x)
+        col_dual[1::2], col_dual[2::2] = ipm.d1, ipm.d2
+        return LPResult("Optimal" if ipm.converged else "Time limit reached", ipm.converged, x,
+                        -ipm.y, ipm.objective, ipm.iterations, ipm.s > ipm.y,
+                        ipm.time_limit_reached, col_dual)
 
     def solve(self, it, remaining):
         self.box.apply(self.lp, self.active)
-        res = self.lp.solve(self._method(), time_limit=remaining)
+        method = self._method()
+        res = self._dense_ipm(remaining) if method == "dense" else None
+        if res is None:  # (a dense solve that failed falls back on HiGHS' interior point)
+            res = self.lp.solve("ipm" if method == "dense" else method, time_limit=remaining)
         if res.time_limit_reached:
             return None
         if not res.optimal:
@@ -469,8 +504,11 @@ class ZeroOneProgram:
         ``(mu, nu) = best + s (iterate - best)``, ``s`` = :data:`_SEPARATION_STEP`: a row's
         violation is affine along the segment and at most 0 at ``best`` (a certified point:
         ``nu`` is its largest violation), so one violated there by ``v`` is violated by at
-        least ``v / s`` at the iterate, a cut of the LP's optimum. Where no new row is violated
-        there, they are sought at the iterate (the generation ends only when none is)."""
+        least ``v / s`` at the iterate, a cut of the LP's optimum. Where fewer than ``n_max``
+        new rows are violated there, the rest are sought at the iterate (the generation ends
+        only when none is): near the end few rows are violated between the two, and an LP
+        solve per handful of rows cost 20 classes, n = 10000, 100 s to converge instead of
+        83 s (benchmarks/results/mrc_multiclass.txt)."""
         res, ev = self.res, self.ev
         if self._step < 1.0:
             data, backend, s = self.data, self.backend, self._step
@@ -480,16 +518,19 @@ class ZeroOneProgram:
                                   data.tau, data.lam, backend)
             viol = at.g - (nu_b + s * (res.x[0] - nu_b))
             found = self._most_violated(viol, lambda block: self._subsets(block, at))
-            if found[0]:  # (rows the LP holds already are skipped)
+            if len(found[0]) >= self.n_max:  # (rows the LP holds already are skipped)
                 return found
+            more = self._most_violated(ev.g - res.x[0], self._subsets,
+                                       self.n_max - len(found[0]))
+            return tuple(a + b for a, b in zip(found, more, strict=True))
         return self._most_violated(ev.g - res.x[0], self._subsets)
 
-    def _most_violated(self, viol, subsets):
-        """The new rows of the ``n_max`` samples with ``viol > eps1``, most violated first
-        (ties: lowest index), with their subsets (``subsets(block)``)."""
+    def _most_violated(self, viol, subsets, n_max: int | None = None):
+        """The new rows of the ``n_max`` (None: ``self.n_max``) samples with ``viol > eps1``,
+        most violated first (ties: lowest index), with their subsets (``subsets(block)``)."""
         cand = np.flatnonzero(viol > self.eps1)
         cand = cand[np.argsort(-viol[cand], kind="stable")]
-        return self.rows.new_rows(cand, subsets, self.n_max)
+        return self.rows.new_rows(cand, subsets, self.n_max if n_max is None else n_max)
 
     def _violated_features(self, finishing: bool) -> np.ndarray:
         """The ``m_max`` inactive features most violated by more than ``eps2``."""
