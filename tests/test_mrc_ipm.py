@@ -118,3 +118,18 @@ def test_generation_on_the_dense_ipm_reaches_the_full_lp(monkeypatch, K):
     R_star = _assert_certified(clf, X, y, atol=1e-8)
     assert clf.converged_ and clf.upper_ == pytest.approx(R_star, abs=1e-7)
     assert clf.upper_ - clf.lower_ <= 1e-7
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_a_start_on_the_dense_ipm_activates_every_feature(monkeypatch, dense):
+    """After a smoothed start, a wide LP that the dense IPM takes gets every feature (so no
+    inactive feature's small dual violation costs the bound), otherwise those where the
+    start's mu is not 0 (column generation, m_max=5 of 12 features first); the certificate
+    holds either way."""
+    monkeypatch.setattr(_ccg, "SMOOTH_MIN_CLASSES", 2)
+    monkeypatch.setattr(_ccg, "_IPM_COLUMNS", 0 if dense else 10 ** 9)
+    X, y = _data(150, 3, d=3, seed=1)
+    clf = MRCCCG(n_max=20, m_max=5, **EXACT).fit(X, y)
+    assert (clf.n_active_features_ == 12) if dense else (clf.n_active_features_ < 12)
+    R_star = _assert_certified(clf, X, y, atol=1e-8)
+    assert clf.converged_ and clf.upper_ == pytest.approx(R_star, abs=1e-7)
