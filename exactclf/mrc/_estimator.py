@@ -518,10 +518,11 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         the dual over all rows, from the rows most violated at the returned ``mu``, to within
         ``(eps1 + tol) / 10`` of ``R*``, within the ``time_limit`` counted from ``t0`` (or by
         ``deadline``), starting from the dual point ``seed`` as well (``dual_rows`` of
-        :class:`~._ccg.CCGResult`), which is the result where it proves ``upper - (eps1 +
-        tol)``, the generation's own tolerance (pricing on costs up to half the fit's time
-        again for a ``lower_`` tighter than ``eps1`` asks: 20 classes, n = 10000, 21 s after a
-        generation that converged in 99 s).
+        :class:`~._ccg.CCGResult`), which is the result where it proves ``upper`` to the
+        generation's own tolerance ``eps1 + tol``, relative below 1 (so that it also proves
+        optimality, :meth:`_certify`): pricing on costs up to half the fit's time again for a
+        ``lower_`` tighter than that (20 classes, n = 10000: 21 s after a generation that
+        converged in 99 s).
 
         At convergence the generation's last dual point usually proves ``R*`` already; where
         not (a stopped generation; column generation, whose duals price features it left
@@ -537,7 +538,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         return dual_point(Psi_s, y_idx, K, tau_s, lam_s, V, loss=self.loss,
                           tol=0.1 * (self.eps1 + self.tol), sample_weight=weight,
                           embedding=self.label_embedding_, zero_tol=1e-12, seed=seed,
-                          upper=upper, enough=self.eps1 + self.tol,
+                          upper=upper, enough=(self.eps1 + self.tol) * min(1.0, abs(upper)),
                           deadline=deadline if deadline is not None or self.time_limit is None
                           else t0 + self.time_limit)
 
