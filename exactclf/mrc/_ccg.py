@@ -389,11 +389,15 @@ class ZeroOneProgram:
         and the warm dual simplex after few (a restricted LP of 20 classes, 64 features, 900
         rows: 5.3 s by IPM, 15.5 s by the warm dual simplex; of 10 classes: about equal)."""
         wide = self.lp.n_cols >= _IPM_COLUMNS and self.lp.n_rows >= _IPM_COLUMNS // 4
-        rows = self.lp.n_rows
-        if (wide and self.lp.name == "highs"
-                and rows * max(len(self.active), rows) <= _DENSE_IPM_ENTRIES):
+        if wide and self._dense_fits(self.lp.n_rows, len(self.active)):
             return "dense"
         return "ipm" if wide and self._new_rows >= self.n_max // 2 else "dual"
+
+    def _dense_fits(self, rows: int, features: int) -> bool:
+        """Whether :func:`~._ipm.dense_mrc_ipm` may take an LP of this many rows and active
+        features (on HiGHS only: Gurobi's own barrier stays where a user asked for it)."""
+        return (self.lp.name == "highs"
+                and rows * max(features, rows) <= _DENSE_IPM_ENTRIES)
 
     def _dense_ipm(self, remaining):
         """The restricted LP solved by :func:`~._ipm.dense_mrc_ipm` as an :class:`LPResult`
@@ -447,9 +451,8 @@ class ZeroOneProgram:
         samples most violated at ``mu`` (their most violated subsets) join the LP, and the
         box is centred there with the radius :data:`_START_RADIUS`."""
         mu = point[1]
-        rows = self.lp.n_rows + _START_ROWS * self.n_max
-        dense = (2 * self.data.m + 1 >= _IPM_COLUMNS and self.lp.name == "highs"
-                 and rows * max(self.data.m, rows) <= _DENSE_IPM_ENTRIES)
+        dense = (2 * self.data.m + 1 >= _IPM_COLUMNS
+                 and self._dense_fits(self.lp.n_rows + _START_ROWS * self.n_max, self.data.m))
         feats = np.flatnonzero(((mu != 0.0) | dense) & ~self.is_active)
         if len(feats):
             self._add_features(feats)
