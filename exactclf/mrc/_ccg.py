@@ -92,7 +92,7 @@ from ._bounds import dual_lower_bound, minimax_risk, risk_from_scores, scores
 from ._box import Box
 from ._ipm import dense_mrc_ipm
 from ._lp import LPResult, make_lp
-from ._rows import RowPool, lp_columns, lp_costs, row_coefficients
+from ._rows import RowPool, lp_columns, lp_costs, row_coefficients, row_upper
 from ._smooth import SMOOTH_MIN_CLASSES, smoothed_start
 from ._training import TrainingSet
 
@@ -407,7 +407,7 @@ class ZeroOneProgram:
         F = row_coefficients(self.rows.U, self.rows.M, active, data.d, data.B).toarray()
         cost = lp_costs(data.tau, data.lam, active)
         ub = self.box.bounds(active)[1]
-        ipm = dense_mrc_ipm(F, 1.0 / self.rows.M.sum(axis=1) - 1.0, cost[0::2], cost[1::2],
+        ipm = dense_mrc_ipm(F, row_upper(self.rows.M), cost[0::2], cost[1::2],
                             ub[0::2], ub[1::2], tol=min(self.tol, _DENSE_IPM_TOL),
                             time_limit=remaining)
         if not (ipm.converged or ipm.time_limit_reached):

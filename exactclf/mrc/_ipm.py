@@ -30,6 +30,7 @@ prices the row duals over every feature.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
@@ -46,17 +47,23 @@ _STALL, _ACCEPT = 5, 1e-6
 _REFINE = 1
 
 
+@dataclass
 class IPMResult:
     """Solution of :func:`dense_mrc_ipm`: ``x1, x2, nu, y`` (row duals, ``>= 0``), ``s``
     (row slacks), ``d1, d2`` (reduced costs ``z - v`` of ``x1, x2``), the primal objective,
     the iterations and whether it converged."""
 
-    def __init__(self, x1, x2, nu, y, s, d1, d2, objective, iterations, converged,
-                 time_limit_reached):
-        self.x1, self.x2, self.nu, self.y, self.s = x1, x2, nu, y, s
-        self.d1, self.d2 = d1, d2
-        self.objective, self.iterations = objective, iterations
-        self.converged, self.time_limit_reached = converged, time_limit_reached
+    x1: np.ndarray
+    x2: np.ndarray
+    nu: float
+    y: np.ndarray
+    s: np.ndarray
+    d1: np.ndarray
+    d2: np.ndarray
+    objective: float
+    iterations: int
+    converged: bool
+    time_limit_reached: bool
 
 
 def _max_step(v, dv):
@@ -262,11 +269,10 @@ def dense_mrc_ipm(F, b, c1, c2, u1, u2, *, tol: float = 1e-8, max_iter: int = 10
         a_p, a_d = p.steps(aff)
         mu_aff = sum(float(q.sum()) for q in p.moved(aff, a_p, a_d).products()) / n_comp
         sm = min(1.0, (mu_aff / mu) ** 3) * mu
-        f = (np.ones(n), np.ones(n), f1, f2)
-        corr = direction(sm - products[0] - aff["y"] * aff["s"],
-                         *(m * (sm - q - aff[z] * aff[x]) for m, q, z, x in zip(
-                             f, products[1:], ("z1", "z2", "v1", "v2"),
-                             ("x1", "x2", "w1", "w2"), strict=True)))
+        # (direction ignores the right-hand sides of absent upper bounds)
+        corr = direction(*(sm - q - aff[z] * aff[x] for q, z, x in zip(
+            products, ("y", "z1", "z2", "v1", "v2"), ("s", "x1", "x2", "w1", "w2"),
+            strict=True)))
         a_p, a_d = p.steps(corr)
         p = p.moved(corr, _STEP * a_p, _STEP * a_d)
 

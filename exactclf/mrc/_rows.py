@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["row_coefficients", "lp_rows", "lp_columns", "lp_costs", "stack_rows", "RowPool"]
+__all__ = ["row_coefficients", "row_upper", "lp_rows", "lp_columns", "lp_costs", "stack_rows",
+           "RowPool"]
 
 
 def row_coefficients(U, masks, feats, d, embedding=None) -> sp.csr_matrix:
@@ -43,6 +44,11 @@ def row_coefficients(U, masks, feats, d, embedding=None) -> sp.csr_matrix:
     return sp.csr_matrix(weight * U[:, feats % d])
 
 
+def row_upper(masks) -> np.ndarray:
+    """The right-hand sides ``b_r = 1/|C_r| - 1`` of the rows with subset masks ``masks``."""
+    return 1.0 / masks.sum(axis=1) - 1.0
+
+
 def lp_rows(U, masks, active, d, embedding=None):
     """CSR triplets of the LP rows ``F_r (mu1 - mu2) - nu <= b_r`` over the columns ``nu,
     (mu1, mu2) of active[0], (mu1, mu2) of active[1], ...``; returns ``(upper, starts,
@@ -63,7 +69,7 @@ def lp_rows(U, masks, active, d, embedding=None):
     val[pos] = coef.data
     idx[pos + 1] = 2 + 2 * coef.indices
     val[pos + 1] = -coef.data
-    return 1.0 / masks.sum(axis=1) - 1.0, starts, idx, val
+    return row_upper(masks), starts, idx, val
 
 
 def lp_columns(U, masks, feats, d, embedding=None):
