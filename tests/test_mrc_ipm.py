@@ -1,6 +1,8 @@
 """The dense interior point method of the restricted 0-1 MRC LP (exactclf.mrc._ipm), against
 HiGHS on the same LPs, and the generation that uses it against the full LP."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy.optimize import linprog
@@ -97,6 +99,29 @@ def test_dense_ipm_rows_it_calls_inactive_can_go():
             ref, abs=1e-6 * (1.0 + abs(ref)))
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_dense_ipm_warm_start_reaches_the_optimum(seed):
+    """A solve started from the kept iterate of a previous LP with fewer rows, some rows
+    dropped, in another order, and other upper bounds (as the generation changes its LP):
+    the same optimum as HiGHS from scratch."""
+    F, b, c1, c2, u1, u2 = _instance(seed, bounded=True)  # (every LP here bounded)
+    rng = np.random.default_rng(seed)
+    r = len(b)
+    first = rng.permutation(r)[:r // 2 + 1]
+    old = dense_mrc_ipm(F[first], b[first], c1, c2, u1, u2)
+    assert old.warm is not None
+    rows = rng.permutation(r)[:max(1, r - 2)]
+    where = {int(i): k for k, i in enumerate(first)}
+    start = old.warm.rows_for(np.array([where.get(int(i), -1) for i in rows]))
+    assert np.isnan(start.y).sum() == np.isin(rows, first, invert=True).sum()
+    scale_u = rng.uniform(0.5, 1.5, size=len(u1))
+    u1, u2 = u1 * scale_u, u2 * scale_u
+    ipm = dense_mrc_ipm(F[rows], b[rows], c1, c2, u1, u2, start=start)
+    ref = _highs(F[rows], b[rows], c1, c2, u1, u2)
+    assert ipm.converged
+    assert ipm.objective == pytest.approx(ref, abs=1e-6 * (1.0 + abs(ref)))
+
+
 def test_dense_ipm_stops_at_its_time_limit():
     F, b, c1, c2, u1, u2 = _instance(3)
     ipm = dense_mrc_ipm(F, b, c1, c2, u1, u2, time_limit=0.0)
@@ -132,5 +157,29 @@ def test_a_start_on_the_dense_ipm_activates_every_feature(monkeypatch, dense):
     X, y = _data(150, 3, d=3, seed=1)
     clf = MRCCCG(n_max=20, m_max=5, **EXACT).fit(X, y)
     assert (clf.n_active_features_ == 12) if dense else (clf.n_active_features_ < 12)
+    R_star = _assert_certified(clf, X, y, atol=1e-8)
+    assert clf.converged_ and clf.upper_ == pytest.approx(R_star, abs=1e-7)
+
+
+def test_generation_retries_a_failed_warm_start_cold(monkeypatch):
+    """A warm-started dense solve that does not converge is repeated from the cold start
+    (not handed to HiGHS), and the generation still reaches the full LP's R*."""
+    calls, warm_calls = [], []
+    solve = HighsLP.solve
+    monkeypatch.setattr(HighsLP, "solve",
+                        lambda self, *a, **k: calls.append(a) or solve(self, *a, **k))
+    ipm = _ccg.dense_mrc_ipm
+
+    def failing_warm(*args, start=None, **kwargs):
+        if start is None:
+            return ipm(*args, **kwargs)
+        warm_calls.append(1)
+        return dataclasses.replace(ipm(*args, start=start, **kwargs), converged=False)
+
+    monkeypatch.setattr(_ccg, "dense_mrc_ipm", failing_warm)
+    monkeypatch.setattr(_ccg, "_IPM_COLUMNS", 0)
+    X, y = _data(150, 3, seed=3)
+    clf = MRCCCG(n_max=20, **EXACT).fit(X, y)
+    assert warm_calls and all(a[0] == "primal" for a in calls)
     R_star = _assert_certified(clf, X, y, atol=1e-8)
     assert clf.converged_ and clf.upper_ == pytest.approx(R_star, abs=1e-7)
