@@ -4,6 +4,7 @@ features. References are written out here from the definitions (every sample, ev
 subset) and solved by SciPy's HiGHS."""
 
 import itertools
+import time
 import warnings
 
 import numpy as np
@@ -13,7 +14,7 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from test_mrc import EXACT, _data, _exact_R, _full_lp_R, _psi, _reference_lp
 
-from exactclf.mrc import MRCCCG, mrc_statistics
+from exactclf.mrc import MRCCCG, _estimator, mrc_statistics
 from exactclf.mrc._bounds import most_violated_bruteforce
 from exactclf.mrc._lp import HighsLP
 
@@ -159,6 +160,37 @@ def test_sparse_transformer_output_stays_sparse():
 
 
 # ---------------------------------------------------------------- time limit and Ctrl-C
+@pytest.mark.parametrize("interrupt", [False, True])
+def test_pricing_after_an_interrupt_takes_only_its_minimum_time(interrupt, monkeypatch):
+    """The final dual point gets a share of the fit's time, but after Ctrl-C only the
+    minimum (0 here), and the bound it leaves stays valid."""
+    real_solve = HighsLP.solve
+    calls, pricing = [], []
+
+    def solve(self, method=None, time_limit=None):
+        calls.append(method)
+        if interrupt and len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_solve(self, method, time_limit)
+
+    final_dual_point = MRCCCG._final_dual_point
+
+    def timed(self, t0, deadline=None, **kwargs):
+        pricing.append(deadline - time.perf_counter())
+        return final_dual_point(self, t0, deadline=deadline, **kwargs)
+
+    monkeypatch.setattr(HighsLP, "solve", solve)
+    monkeypatch.setattr(MRCCCG, "_final_dual_point", timed)
+    monkeypatch.setattr(_estimator, "_DUAL_MIN_SECONDS", 0.0)
+    X, y = _data(300, 3, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MRCCCG(n_max=5, **EXACT).fit(X, y)
+    assert (clf.stop_reason_ == "interrupted") == interrupt
+    assert len(pricing) == 1 and (pricing[0] <= 0.0) == interrupt
+    assert clf.lower_ <= _full_lp_R(clf, X, y) + 1e-9
+
+
 @pytest.mark.parametrize("k", [1, 2, 4, 7])
 def test_interrupt_keeps_the_best_certified_model(k, monkeypatch):
     real_solve = HighsLP.solve

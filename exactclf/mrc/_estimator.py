@@ -119,7 +119,9 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         Seconds for the generation (the running LP solve is cut off too). When it runs out --
         or on Ctrl-C (``KeyboardInterrupt``) -- the fit returns the best point so far with
         its certified ``upper_``, the best ``lower_`` so far, and a
-        :class:`~sklearn.exceptions.ConvergenceWarning` (``stop_reason_`` says why).
+        :class:`~sklearn.exceptions.ConvergenceWarning` (``stop_reason_`` says why). After
+        Ctrl-C the final dual bound is priced for at most a second (otherwise for up to half
+        the fit's time again, within ``time_limit``).
     one_hot : bool, default=True
         ``Phi(x, y) = e_y (x) psi(x)``. ``False`` with two classes: the compact
         ``Phi(x, y) = sigma_y psi(x)`` with ``sigma = (-1, +1)`` for ``classes_[0]``,
@@ -439,9 +441,11 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         stop_reason = None if res.stop_reason is None else StopReason(res.stop_reason)
         # the dual LP over all rows can be far slower than the generation (400 Fourier
         # features on ai4i: 192 s after 8 s); past its share, the generation's own bound
-        # stands in where it is higher (proven as well, its dual point is not kept)
+        # stands in where it is higher (proven as well, its dual point is not kept); after
+        # Ctrl-C, whoever pressed it waits no longer than the minimum
         now = time.perf_counter()
-        deadline = now + max(_DUAL_MIN_SECONDS, _DUAL_SHARE * (now - t0))
+        share = 0.0 if stop_reason is StopReason.INTERRUPTED else _DUAL_SHARE
+        deadline = now + max(_DUAL_MIN_SECONDS, share * (now - t0))
         if self.time_limit is not None:
             deadline = min(deadline, t0 + self.time_limit)
         try:
