@@ -594,7 +594,7 @@ class ZeroOneProgram:
         if self.verbose:
             print(
                 f"[MRCCCG] iter {it:4d}  LP {res.objective:.8f}  R(mu) {ev.R:.8f}  "
-                f"lower {lower:.8f}  max violation {self.max_violation:.2e}  simplex "
+                f"lower {lower:.8f}  max violation {self.max_violation:.2e}  LP "
                 f"iterations {res.iterations}  LP rows {self.lp.n_rows}  features "
                 f"{len(self.active)}/{self.data.m}  +rows {len(new_idx)}  -rows {n_deleted}  "
                 f"+features {len(new_feats)}  {self.box}"
