@@ -183,3 +183,21 @@ def test_generation_retries_a_failed_warm_start_cold(monkeypatch):
     assert warm_calls and all(a[0] == "primal" for a in calls)
     R_star = _assert_certified(clf, X, y, atol=1e-8)
     assert clf.converged_ and clf.upper_ == pytest.approx(R_star, abs=1e-7)
+
+
+@pytest.mark.parametrize("share", [0.0, 1.01])
+def test_after_a_start_dense_rows_go_to_the_dense_ipm(monkeypatch, share):
+    """After a smoothed start, an LP below the wide size goes to the dense IPM where its
+    rows' subsets hold at least ``_DENSE_SHARE`` of the classes (never above 1), and the
+    certificate holds either way."""
+    monkeypatch.setattr(_ccg, "SMOOTH_MIN_CLASSES", 2)
+    monkeypatch.setattr(_ccg, "_DENSE_COLUMNS", 0)
+    monkeypatch.setattr(_ccg, "_DENSE_SHARE", share)
+    dense = []
+    ipm = _ccg.dense_mrc_ipm
+    monkeypatch.setattr(_ccg, "dense_mrc_ipm", lambda *a, **k: dense.append(1) or ipm(*a, **k))
+    X, y = _data(150, 3, seed=2)
+    clf = MRCCCG(n_max=20, **EXACT).fit(X, y)
+    assert bool(dense) == (share <= 1.0)
+    R_star = _assert_certified(clf, X, y, atol=1e-8)
+    assert clf.converged_ and clf.upper_ == pytest.approx(R_star, abs=1e-7)
