@@ -355,7 +355,7 @@ class ZeroOneProgram:
         self.dual_rows = None
         self._step = 1.0  # rows at the iterate itself (see _SEPARATION_STEP)
         self._anchors: list = []  # (mu, its scores) of the last best points (_scores_at)
-        self._warm = None  # (WarmStart, its rows' keys, number of features) of a dense solve
+        self._warm = None  # (WarmStart, its rows' keys) of the last dense solve
 
     def _initial_features(self) -> np.ndarray:
         """All features, or the ``m_max`` with the largest class-mean deviation."""
@@ -404,10 +404,13 @@ class ZeroOneProgram:
         digits with 64 Fourier features, 22 %, which the dual simplex pivots fast, would
         lose 18 s -> 22 s)."""
         rows, cols = self.lp.n_rows, self.lp.n_cols
-        wide = cols >= _IPM_COLUMNS and rows >= _IPM_COLUMNS // 4
+
+        def at_least(columns):  # (and a quarter as many rows)
+            return cols >= columns and rows >= columns // 4
+
+        wide = at_least(_IPM_COLUMNS)
         subsets = self.rows.M[self.data.K:]  # (the class rows hold one class each)
-        dense_rows = (self._step < 1.0 and cols >= _DENSE_COLUMNS
-                      and rows >= _DENSE_COLUMNS // 4
+        dense_rows = (self._step < 1.0 and at_least(_DENSE_COLUMNS)
                       and subsets.size > 0 and subsets.mean() >= _DENSE_SHARE)
         if (wide or dense_rows) and self._dense_fits(rows, len(self.active)):
             return "dense"
@@ -434,8 +437,7 @@ class ZeroOneProgram:
         if start is not None and not (ipm.converged or ipm.time_limit_reached):
             remaining = None if remaining is None else remaining - ipm.seconds
             ipm = dense_mrc_ipm(*args, tol=tol, time_limit=remaining)  # cold, before HiGHS
-        self._warm = None if ipm.warm is None else (ipm.warm, list(self.rows.keys),
-                                                    len(active))
+        self._warm = None if ipm.warm is None else (ipm.warm, list(self.rows.keys))
         if not (ipm.converged or ipm.time_limit_reached):
             return None
         x = np.empty(1 + 2 * len(active))
@@ -449,9 +451,9 @@ class ZeroOneProgram:
     def _warm_start(self):
         """The last dense solve's kept iterate (:class:`~._ipm.WarmStart`) with its rows
         matched to the LP's by their keys, or None (no dense solve yet, or new features)."""
-        if self._warm is None or self._warm[2] != len(self.active):
+        if self._warm is None or len(self._warm[0].x1) != len(self.active):
             return None
-        warm, keys, _ = self._warm
+        warm, keys = self._warm
         where = {key: i for i, key in enumerate(keys) if key is not None}
         old = np.array([i if key is None else where.get(key, -1)
                         for i, key in enumerate(self.rows.keys)])
