@@ -30,6 +30,7 @@ import exactclf.maxout._exact as _exact
 import exactclf.maxout._portfolio as _maxout_portfolio
 import exactclf.mrc._ccg as _ccg
 import exactclf.mrc._estimator as _mrc
+import exactclf.mrc._program as _mrc_program
 import exactclf.ngd._ngd as _ngd
 import exactclf.threshold._lasso as _lasso
 from exactclf import (
@@ -178,7 +179,7 @@ def test_mrc(monkeypatch):
     X = rng.normal(size=(80, 3))
     y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=80), [-0.5, 0.5])
     out = _sweep(monkeypatch, lambda: MRCCCG(phi="linear", n_max=5), X, y,
-                 [(_mrc, "fit_feature_map"), (_ccg, "make_lp"), (_ccg, "minimax_risk"),
+                 [(_mrc, "fit_feature_map"), (_ccg, "make_lp"), (_mrc_program, "minimax_risk"),
                   (_ccg, "dual_lower_bound"), (_mrc, "dual_point")])
     assert out["fit_feature_map"] == ["raised"]
     assert "returned" in out["dual_lower_bound"]

@@ -89,11 +89,12 @@ import numpy as np
 
 from .._backend import REFERENCE, Backend
 from .._certificate import StopReason
-from ._bounds import dual_lower_bound, minimax_risk, risk_from_scores, scores
-from ._box import Box
+from ._bounds import dual_lower_bound
 from ._ipm import dense_mrc_ipm
 from ._lp import LPResult, make_lp
+from ._program import _SEPARATION_STEP, _START_RADIUS, _START_ROWS, _START_SHARE, ScoredProgram
 from ._rows import RowPool, lp_columns, lp_costs, row_coefficients, row_upper
+from ._samples import SampleProgram, whole_samples_fit
 from ._smooth import SMOOTH_MIN_CLASSES, smoothed_start
 from ._training import TrainingSet
 
@@ -291,19 +292,6 @@ def best_on_segment(program, best, mu_new, n_eval: int = _SEGMENT_EVALUATIONS):
     return point if point[0] < best[0] else best
 
 
-#: a start point (:meth:`ZeroOneProgram.start_from`) brings the rows of this many times
-#: ``n_max`` samples, and a box of this radius (the default first radius, 0.1, is for mu = 0,
-#: far from the optimum; from the start a box that binds spoils the row duals, hence the
-#: bound: 20 classes, n = 10000, 120 s: a gap of 0.17 with the radius 0.02, 1.7e-3 with 1)
-_START_ROWS, _START_RADIUS = 5, 1.0
-#: share of ``time_limit`` that the smoothed start may take
-_START_SHARE = 0.25
-#: after a start, rows are sought at the point this far from the best iterate towards the
-#: LP's (in-out separation): from a start close to the optimum the LP's iterates land far
-#: off (R 3.7 at the first at 20 classes), and the rows most violated there are not those
-#: that hold the optimum (20 classes, n = 10000, 120 s: gap 1.7e-3 at the iterate, 7.2e-4
-#: with 0.3; benchmarks/results/mrc_multiclass.txt)
-_SEPARATION_STEP = 0.3
 
 #: LP columns (2 per active feature, and nu) from which a solve after many new rows is by
 #: the interior point method (:meth:`ZeroOneProgram._method`)
@@ -320,7 +308,7 @@ _DENSE_IPM_ENTRIES, _DENSE_IPM_SHARE, _DENSE_IPM_TOL = 2e7, 1e-2, 1e-8
 _DENSE_COLUMNS, _DENSE_SHARE = 1000, 0.4
 
 
-class ZeroOneProgram:
+class ZeroOneProgram(ScoredProgram):
     """The persistent restricted LP of the 0-1 MRC (module docstring), as
     :func:`run_generation` steps it: its columns are ``nu`` and ``mu1, mu2`` of the active
     features, its rows a :class:`~._rows.RowPool`, and a :class:`~._box.Box` bounds the
@@ -332,11 +320,9 @@ class ZeroOneProgram:
     def __init__(self, data: TrainingSet, *, eps1: float, eps2: float, n_max: int, m_max: int,
                  lp_solver: str = "highs", tol: float = 1e-6, backend: Backend = REFERENCE,
                  verbose: int = 0):
-        self.data = data
-        self.eps1, self.eps2, self.n_max, self.m_max, self.tol = eps1, eps2, n_max, m_max, tol
-        self.backend, self.verbose = backend, verbose
-        # scores on the device: a sparse Psi stays on the CPU (the product is dense and small)
-        self.Psi_dev = data.Psi if data.sparse else backend.xp.asarray(data.Psi)
+        super().__init__(data, eps1=eps1, n_max=n_max, tol=tol, backend=backend,
+                         verbose=verbose)
+        self.eps2, self.m_max = eps2, m_max
         self.active = self._initial_features()
         self.is_active = np.zeros(data.m, dtype=bool)
         self.is_active[self.active] = True
@@ -345,16 +331,10 @@ class ZeroOneProgram:
         n_cols = 1 + 2 * len(self.active)
         self.lp.add_cols(np.r_[1.0, lp_costs(data.tau, data.lam, self.active)],
                          np.r_[-np.inf, np.zeros(n_cols - 1)], np.full(n_cols, np.inf))
-        self.box = Box(np.kron(np.abs(data.B).max(axis=0), data.col_top))
         # per class, the (weighted) average of its singleton rows: implied by the MRC LP, and
         # with the class proportions as alpha the dual is feasible: bounded from the start
         self.rows = RowPool(self.lp, data.centroids, self.active, data.B, data.sparse)
-        self.n_constraints = data.K
-        self.max_violation = np.inf
         self._new_rows = 0  # rows added since the last solve
-        self.dual_rows = None
-        self._step = 1.0  # rows at the iterate itself (see _SEPARATION_STEP)
-        self._anchors: list = []  # (mu, its scores) of the last best points (_scores_at)
         self._warm = None  # (WarmStart, its rows' keys) of the last dense solve
 
     def _initial_features(self) -> np.ndarray:
@@ -379,14 +359,6 @@ class ZeroOneProgram:
     @property
     def active_features(self) -> np.ndarray:
         return np.sort(self.active)
-
-    def _evaluate(self, mu):
-        data = self.data
-        return minimax_risk(self.Psi_dev, mu, data.tau, data.lam, data.K, self.backend, data.B)
-
-    def risk(self, mu):
-        ev = self._evaluate(mu)
-        return ev.R, mu, ev.nu
 
     def _method(self) -> str:
         """The LP method of the next solve: for a wide LP (:data:`_IPM_COLUMNS`), the dense
@@ -509,26 +481,6 @@ class ZeroOneProgram:
             self.rows.add(self.data.Psi[np.asarray(idx)], np.asarray(masks), keys, self.active)
             self.n_constraints += len(idx)
 
-    def segment(self, mu0, mu1):
-        """``t -> R(mu0 + t (mu1 - mu0))`` from the scores at both ends (scores are linear in
-        ``mu``), ``mu1`` the last iterate: one product with ``Psi`` for all ``t``."""
-        data, backend = self.data, self.backend
-        V0 = self._scores_at(mu0)
-        dV, dmu = self.ev.V - V0, mu1 - mu0
-        return lambda t: risk_from_scores(V0 + t * dV, mu0 + t * dmu, data.tau, data.lam,
-                                          backend).R
-
-    def _scores_at(self, mu):
-        """The scores at ``mu``, a best point: the best point and the best iterate (the
-        segments' and the separation's anchors) change seldom, so the scores of the last
-        two are kept."""
-        for mu_k, V in self._anchors:
-            if np.array_equal(mu_k, mu):
-                return V
-        V = scores(self.Psi_dev, mu, self.data.K, self.backend, self.data.B)
-        self._anchors = [(mu, V), *self._anchors[:1]]
-        return V
-
     def bound(self) -> float:
         """The row duals priced over every feature: a rigorous bound on ``R*``, and per
         feature the violation of its dual constraint ``|F^T alpha - tau| <= lambda``."""
@@ -550,22 +502,15 @@ class ZeroOneProgram:
     def _rows_to_add(self, best):
         """The rows of the ``n_max`` samples most violated by more than ``eps1`` (ties:
         lowest index), with their most violated subsets. After a start they are sought at
-        ``(mu, nu) = best + s (iterate - best)``, ``s`` = :data:`_SEPARATION_STEP`: a row's
-        violation is affine along the segment and at most 0 at ``best`` (a certified point:
-        ``nu`` is its largest violation), so one violated there by ``v`` is violated by at
-        least ``v / s`` at the iterate, a cut of the LP's optimum. Where fewer than ``n_max``
+        the point :data:`_SEPARATION_STEP` of the way from the best iterate to the LP's
+        (:meth:`~._program.ScoredProgram._separation`). Where fewer than ``n_max``
         new rows are violated there, the rest are sought at the iterate (the generation ends
         only when none is): near the end few rows are violated between the two, and an LP
         solve per handful of rows cost 20 classes, n = 10000, 100 s to converge instead of
         83 s (benchmarks/results/mrc_multiclass.txt)."""
         res, ev = self.res, self.ev
         if self._step < 1.0:
-            data, backend, s = self.data, self.backend, self._step
-            mu_b, nu_b = best[1], best[2]
-            V_b = self._scores_at(mu_b)
-            at = risk_from_scores(V_b + s * (ev.V - V_b), mu_b + s * (self.mu - mu_b),
-                                  data.tau, data.lam, backend)
-            viol = at.g - (nu_b + s * (res.x[0] - nu_b))
+            at, viol = self._separation(best)
             found = self._most_violated(viol, lambda block: self._subsets(block, at))
             if len(found[0]) >= self.n_max:  # (rows the LP holds already are skipped)
                 return found
@@ -644,13 +589,17 @@ def mrc_ccg(
     time_limit: float | None = None,
     backend: Backend = REFERENCE,
     verbose: int = 0,
+    whole_samples: bool | None = None,
 ) -> CCGResult:
     """Solve the 0-1 MRC LP by constraint (and column) generation over all ``n`` samples.
 
     The persistent LP (module docstring; :class:`ZeroOneProgram`) is re-solved warm by the dual
     simplex; ``alpha``, the negated row duals, prices every feature: it gives
-    :func:`~._bounds.dual_lower_bound` and the features to add. ``time_limit`` and
-    ``KeyboardInterrupt`` (Ctrl-C) stop the generation (:func:`run_generation`).
+    :func:`~._bounds.dual_lower_bound` and the features to add. With
+    :data:`~._smooth.SMOOTH_MIN_CLASSES` classes or more (and where
+    :func:`~._samples.whole_samples_fit`), the restricted LP holds whole samples instead
+    (:class:`~._samples.SampleProgram`). ``time_limit`` and ``KeyboardInterrupt`` (Ctrl-C)
+    stop the generation (:func:`run_generation`).
 
     Parameters
     ----------
@@ -671,6 +620,10 @@ def mrc_ccg(
         See :class:`~exactclf.mrc.MRCCCG`.
     backend : Backend
         Where the scores and most violated subsets of all samples are computed.
+    whole_samples : bool or None, default=None
+        Whether the restricted LP holds whole samples (:class:`~._samples.SampleProgram`;
+        one-hot features only) or subset rows (:class:`ZeroOneProgram`); None: whole samples
+        where the smoothed start runs and :func:`~._samples.whole_samples_fit`.
 
     Returns
     -------
@@ -694,8 +647,16 @@ def mrc_ccg(
     """
     t_start = time.perf_counter()
     data = TrainingSet(Psi, y, n_classes, tau, lam, sample_weight, embedding)
-    program = ZeroOneProgram(data, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max,
-                             lp_solver=lp_solver, tol=tol, backend=backend, verbose=verbose)
+    if whole_samples is None:
+        whole_samples = (n_classes >= SMOOTH_MIN_CLASSES
+                         and whole_samples_fit(data, n_max, lp_solver, eps1))
+    if whole_samples:
+        program = SampleProgram(data, eps1=eps1, n_max=n_max, tol=tol, backend=backend,
+                                verbose=verbose)
+    else:
+        program = ZeroOneProgram(data, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max,
+                                 lp_solver=lp_solver, tol=tol, backend=backend,
+                                 verbose=verbose)
     start = None
     if n_classes >= SMOOTH_MIN_CLASSES:
         deadline = None if time_limit is None else t_start + _START_SHARE * time_limit
