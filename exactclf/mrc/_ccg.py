@@ -94,7 +94,7 @@ from ._ipm import dense_mrc_ipm
 from ._lp import LPResult, make_lp
 from ._program import _SEPARATION_STEP, _START_RADIUS, _START_ROWS, _START_SHARE, ScoredProgram
 from ._rows import RowPool, lp_columns, lp_costs, row_coefficients, row_upper
-from ._samples import SampleProgram, whole_samples_fit
+from ._samples import NotSolved, SampleProgram, whole_samples_fit
 from ._smooth import SMOOTH_MIN_CLASSES, smoothed_start
 from ._training import TrainingSet
 
@@ -653,16 +653,28 @@ def mrc_ccg(
     if whole_samples:
         program = SampleProgram(data, eps1=eps1, n_max=n_max, tol=tol, backend=backend,
                                 verbose=verbose)
-    else:
-        program = ZeroOneProgram(data, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max,
-                                 lp_solver=lp_solver, tol=tol, backend=backend,
-                                 verbose=verbose)
-    start = None
-    if n_classes >= SMOOTH_MIN_CLASSES:
-        deadline = None if time_limit is None else t_start + _START_SHARE * time_limit
+        try:
+            return run_generation(program, max_iter, time_limit, t_start,
+                                  _start(program, data, eps1, time_limit, t_start, verbose))
+        except NotSolved as exc:  # (rounding; not seen on the benchmarks)
+            if verbose:
+                print(f"[MRCCCG] {exc}: the subset rows' generation takes over")
+    program = ZeroOneProgram(data, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max,
+                             lp_solver=lp_solver, tol=tol, backend=backend, verbose=verbose)
+    return run_generation(program, max_iter, time_limit, t_start,
+                          _start(program, data, eps1, time_limit, t_start, verbose))
 
-        def start(record):
-            program.start_from(smoothed_start(data, program.risk, eps1, deadline, record,
-                                              verbose))
 
-    return run_generation(program, max_iter, time_limit, t_start, start)
+def _start(program, data: TrainingSet, eps1: float, time_limit, t_start: float, verbose: int):
+    """The start of :func:`run_generation` for ``program``: the smoothed start with
+    :data:`~._smooth.SMOOTH_MIN_CLASSES` classes or more (within :data:`_START_SHARE` of
+    ``time_limit``), None otherwise."""
+    if data.K < SMOOTH_MIN_CLASSES:
+        return None
+    deadline = None if time_limit is None else t_start + _START_SHARE * time_limit
+
+    def start(record):
+        program.start_from(smoothed_start(data, program.risk, eps1, deadline, record,
+                                          verbose))
+
+    return start

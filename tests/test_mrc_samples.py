@@ -1,0 +1,242 @@
+"""The 0-1 MRC over whole samples (exactclf/mrc/_samples.py, _ipm_compact.py) against the
+full LP with all 2^K - 1 subset rows of every sample, and the certificates it produces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+from sklearn.datasets import make_classification
+
+import exactclf.mrc._ccg as _ccg
+import exactclf.mrc._samples as _samples
+from exactclf import verify
+from exactclf.mrc import MRCCCG, mrc_full_lp, mrc_statistics
+from exactclf.mrc._ipm_compact import compact_mrc_ipm
+from exactclf.mrc._samples import layer_cake_rows
+
+
+def _instance(seed: int):
+    """Small MRC data: integer grids, duplicated rows, features of 1e-2 to 1e2, 2-5 classes."""
+    rng = np.random.default_rng(seed)
+    n, K, d = int(rng.integers(6, 40)), int(rng.integers(2, 6)), int(rng.integers(1, 4))
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-2, 2, size=d)
+    if seed % 3 == 0:
+        X = np.round(X)  # ties
+    if seed % 4 == 1:
+        X[n // 2:] = X[:n - n // 2]  # duplicated inputs, perhaps with other labels
+    Psi = np.c_[np.ones(n), X]
+    y = np.r_[np.arange(K), rng.integers(0, K, n - K)]
+    return Psi, y, K
+
+
+def _program_inputs(Psi, y, K, tau, lam):
+    d = Psi.shape[1]
+    centroids = np.array([Psi[y == c].mean(axis=0) for c in range(K)])
+    T, L = tau.reshape(K, d), lam.reshape(K, d)
+    return centroids, L - T, T + L
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_compact_ipm_matches_the_full_lp(seed):
+    # all samples, every subset through their K + 1 rows: the full MRC LP's value
+    Psi, y, K = _instance(seed)
+    tau, lam = mrc_statistics(Psi, y, K, 0.3)
+    full = mrc_full_lp(Psi, y, K, tau, lam, tol=1e-9)
+    centroids, c1, c2 = _program_inputs(Psi, y, K, tau, lam)
+    inf = np.full(c1.shape, np.inf)
+    res = compact_mrc_ipm(Psi, centroids, c1, c2, inf, inf, tol=1e-9)
+    assert res.converged
+    assert abs(res.objective - full.objective) <= 1e-5 * full.objective
+    # the duals: a distribution over the rows (nu's column), pi_i >= max_y y_iy
+    assert abs(res.y.sum() - 1.0) <= 1e-6
+    assert np.all(res.pi >= res.y[:, :-1].max(axis=0) - 1e-8)
+
+
+def _compact_lp_by_highs(Psi, centroids, c1, c2, u1, u2):
+    """The LP of exactclf.mrc._ipm_compact written out for HiGHS."""
+    s, d = Psi.shape
+    K = centroids.shape[0]
+    m = K * d
+    rows = []
+    for i in range(s):
+        for y in range(K):
+            a = np.zeros(m)
+            a[y * d:(y + 1) * d] = Psi[i]
+            w = np.zeros(s * K)
+            w[i * K + y] = -1.0
+            rows.append((np.r_[a, -a, -1.0, w], -1.0))
+    for y in range(K):
+        a = np.zeros(m)
+        a[y * d:(y + 1) * d] = centroids[y]
+        rows.append((np.r_[a, -a, -1.0, np.zeros(s * K)], 0.0))
+    for i in range(s):
+        w = np.zeros(s * K)
+        w[i * K:(i + 1) * K] = 1.0
+        rows.append((np.r_[np.zeros(2 * m + 1), w], 1.0))
+    A = np.array([r for r, _ in rows])
+    b = np.array([v for _, v in rows])
+    c = np.r_[c1.ravel(), c2.ravel(), 1.0, np.zeros(s * K)]
+    bounds = ([(0, u) for u in u1.ravel()] + [(0, u) for u in u2.ravel()] + [(None, None)]
+              + [(0, None)] * (s * K))
+    return linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs").fun
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compact_ipm_with_bounds_and_a_subset_of_samples_matches_highs(seed):
+    # the generation's restricted LPs: some samples only, a box on mu that may bind
+    Psi, y, K = _instance(seed)
+    tau, lam = mrc_statistics(Psi, y, K, 0.3)
+    centroids, c1, c2 = _program_inputs(Psi, y, K, tau, lam)
+    rng = np.random.default_rng(seed)
+    keep = rng.permutation(len(y))[:max(1, len(y) // 2)]
+    top = np.abs(Psi).max(axis=0)
+    u = rng.uniform(0.01, 2.0, size=c1.shape) / np.where(top > 0.0, top, 1.0)
+    res = compact_mrc_ipm(Psi[keep], centroids, c1, c2, u, u, tol=1e-9)
+    ref = _compact_lp_by_highs(Psi[keep], centroids, c1, c2, u, u)
+    assert res.converged
+    assert abs(res.objective - ref) <= 1e-5 * abs(ref)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_layer_cake_rows_rebuild_the_distribution_and_its_value(seed):
+    rng = np.random.default_rng(seed)
+    P = rng.random((7, 5)) * (rng.random((7, 5)) < 0.7)
+    P[0] = 0.25  # ties throughout
+    P[1, :2] = P[1, 2]  # ties with the top
+    sample = np.arange(10, 17)
+    s, Q, values, weights = layer_cake_rows(P, sample)
+    rebuilt = np.zeros_like(P)
+    np.add.at(rebuilt, s - 10, weights[:, None] * Q)
+    np.testing.assert_allclose(rebuilt, P, rtol=1e-12, atol=0.0)
+    # each row uniform on its subset, value 1 - 1/|C|
+    sizes = (Q > 0).sum(axis=1)
+    np.testing.assert_allclose(Q.max(axis=1) * sizes, 1.0, rtol=1e-12)
+    np.testing.assert_allclose(values, 1.0 - 1.0 / sizes, rtol=1e-12)
+    by_sample = np.bincount(s - 10, weights=weights * values, minlength=7)
+    np.testing.assert_allclose(by_sample, P.sum(axis=1) - P.max(axis=1), rtol=1e-12,
+                               atol=1e-15)
+
+
+@pytest.mark.parametrize("seed, K", [(0, 3), (1, 8), (2, 9), (3, 8)])
+def test_generation_over_whole_samples_brackets_the_full_lp(seed, K):
+    rng = np.random.default_rng(seed)
+    n = 40
+    X = rng.standard_normal((n, 2))
+    if seed % 2:
+        X = np.round(2.0 * X)
+    Psi = np.c_[np.ones(n), X]
+    y = np.r_[np.arange(K), rng.integers(0, K, n - K)]
+    tau, lam = mrc_statistics(Psi, y, K, 0.3)
+    full = mrc_full_lp(Psi, y, K, tau, lam, tol=1e-9)
+    res = _ccg.mrc_ccg(Psi, y, K, tau, lam, eps1=1e-5, tol=1e-9, n_max=5,
+                       whole_samples=True)
+    # (HiGHS' value is exact to rounding: 1e-9 relative)
+    assert res.converged
+    assert res.lower <= full.objective * (1 + 1e-9) and full.objective <= res.upper * (1 + 1e-9)
+    assert res.upper - res.lower <= 2e-5 * full.objective
+    sample, Q, values, alpha, class_alpha = res.dual_rows
+    assert abs(alpha.sum() + class_alpha.sum() - 1.0) <= 1e-12
+    assert np.all(np.isin(np.round(Q.max(axis=1) * (Q > 0).sum(axis=1), 12), 1.0))
+
+
+def _ten_classes(n=600, seed=0):
+    X, y = make_classification(n_samples=n, n_features=4, n_informative=4, n_redundant=0,
+                               n_classes=10, n_clusters_per_class=1, random_state=seed)
+    return X, y
+
+
+def _spy(monkeypatch):
+    calls = []
+    real = _samples.SampleProgram.solve
+
+    def solve(self, it, remaining):
+        calls.append(len(self.samples))
+        return real(self, it, remaining)
+
+    monkeypatch.setattr(_samples.SampleProgram, "solve", solve)
+    return calls
+
+
+def test_estimator_with_many_classes_uses_whole_samples_and_proves_r_star(monkeypatch):
+    X, y = _ten_classes()
+    calls = _spy(monkeypatch)
+    clf = MRCCCG().fit(X, y)
+    assert calls, "the default 10-class fit did not take the whole-sample program"
+    assert clf.converged_ and clf.certificate_.is_optimal
+    report = verify(clf, X, y)
+    assert report.ok, [c for c in report.checks if not c.passed]
+    # the subset rows' generation proves the same R*: the intervals meet
+    monkeypatch.setattr(_ccg, "whole_samples_fit", lambda *args: False)
+    calls.clear()
+    other = MRCCCG().fit(X, y)
+    assert not calls
+    assert clf.lower_ <= other.upper_ and other.lower_ <= clf.upper_
+    assert abs(clf.upper_ - other.upper_) <= 2 * (clf.eps1 + clf.tol) * other.upper_
+
+
+def test_whole_samples_certificate_is_invariant(monkeypatch):
+    # permuted rows, renamed classes, duplicated rows as integer weights: the same R*
+    X, y = _ten_classes(n=300, seed=1)
+    calls = _spy(monkeypatch)
+    base = MRCCCG().fit(X, y)
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(y))
+    names = np.array([f"c{9 - k}" for k in range(10)])
+    renamed = MRCCCG().fit(X[perm], names[y[perm]])
+    twice = np.r_[np.arange(len(y)), np.arange(20)]
+    weights = np.ones(len(y))
+    weights[:20] = 2.0
+    duplicated = MRCCCG().fit(X[twice], y[twice])
+    weighted = MRCCCG().fit(X, y, sample_weight=weights)
+    assert len(calls) >= 4
+    tol = 2 * (base.eps1 + base.tol) * base.upper_
+    for clf in (renamed,):
+        assert clf.lower_ <= base.upper_ and base.lower_ <= clf.upper_
+        assert abs(clf.upper_ - base.upper_) <= tol
+    assert duplicated.lower_ <= weighted.upper_ and weighted.lower_ <= duplicated.upper_
+    assert abs(duplicated.upper_ - weighted.upper_) <= tol
+    for clf, Xc, yc, w in ((renamed, X[perm], names[y[perm]], None),
+                           (weighted, X, y, weights)):
+        assert verify(clf, Xc, yc, sample_weight=w).ok
+
+
+def test_sparse_input_gives_the_same_whole_sample_fit(monkeypatch):
+    X, y = _ten_classes(n=300, seed=2)
+    calls = _spy(monkeypatch)
+    dense = MRCCCG().fit(X, y)
+    sparse = MRCCCG().fit(sp.csr_matrix(X), y)
+    assert len(calls) >= 2
+    assert abs(dense.upper_ - sparse.upper_) <= 2 * (dense.eps1 + dense.tol) * dense.upper_
+
+
+@pytest.mark.parametrize("stop", [{"max_iter": 1}, {"time_limit": 1.0}])
+def test_a_stopped_whole_sample_fit_keeps_certified_bounds(monkeypatch, stop):
+    X, y = _ten_classes(n=2000, seed=3)
+    calls = _spy(monkeypatch)
+    clf = MRCCCG(eps1=1e-5, **stop).fit(X, y)
+    assert 0.0 <= clf.lower_ <= clf.upper_
+    assert verify(clf, X, y).ok
+    if "max_iter" in stop:
+        assert len(calls) == 1
+
+
+def test_an_unsolved_lp_hands_over_to_the_subset_rows(monkeypatch):
+    K = 8
+    rng = np.random.default_rng(5)
+    Psi = np.c_[np.ones(40), rng.standard_normal((40, 2))]
+    y = np.r_[np.arange(K), rng.integers(0, K, 32)]
+    tau, lam = mrc_statistics(Psi, y, K, 0.3)
+    real = _samples.compact_mrc_ipm
+
+    def stalls(*args, **kwargs):
+        res = real(*args, **kwargs)
+        res.converged, res.merit = False, 1e-2
+        return res
+
+    monkeypatch.setattr(_samples, "compact_mrc_ipm", stalls)
+    res = _ccg.mrc_ccg(Psi, y, K, tau, lam, eps1=1e-5, tol=1e-9, whole_samples=True)
+    full = mrc_full_lp(Psi, y, K, tau, lam, tol=1e-9)
+    assert res.converged
+    assert res.lower <= full.objective * (1 + 1e-9) and full.objective <= res.upper * (1 + 1e-9)
