@@ -106,3 +106,23 @@ class MRCManyClassesStopped:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the ConvergenceWarning of max_iter
             return MRCCCG(max_iter=6, device="cpu").fit(self.X, self.y).upper_
+
+
+class MRCManyClassesFit:
+    """Twenty classes (4000 x 32 ``make_classification``), defaults: the generation over whole
+    samples (exactclf/mrc/_samples.py) from the smoothed start, to ``eps1``."""
+
+    timeout = 300
+
+    def setup(self):
+        X, y = make_classification(n_samples=4000, n_features=32, n_informative=16,
+                                   n_classes=20, random_state=0)
+        self.X, self.y = StandardScaler().fit_transform(X), y
+        MRCCCG(device="cpu").fit(self.X[:400], self.y[:400])  # compile the kernel
+
+    def time_fit(self):
+        MRCCCG(device="cpu").fit(self.X, self.y)
+
+    def track_gap(self):
+        clf = MRCCCG(device="cpu").fit(self.X, self.y)
+        return clf.upper_ - clf.lower_

@@ -73,10 +73,16 @@ class Box:
             ub[1::2] = np.maximum(-c, 0.0) + r
         return cols, ub
 
-    def apply(self, lp, active: np.ndarray) -> None:
-        """Bound the columns of ``lp`` to the box; :meth:`update` reads the solution."""
+    def use(self, active: np.ndarray) -> np.ndarray:
+        """The upper bounds of :meth:`bounds` for the next solve, whose solution
+        :meth:`update` reads."""
         self._cols, self._ub = self.bounds(active)
-        lp.set_col_bounds(self._cols, np.zeros(len(self._cols)), self._ub)
+        return self._ub
+
+    def apply(self, lp, active: np.ndarray) -> None:
+        """Bound the columns of ``lp`` to the box (:meth:`use`)."""
+        ub = self.use(active)
+        lp.set_col_bounds(self._cols, np.zeros(len(ub)), ub)
 
     def update(self, res, R_iterate: float, best, tol: float) -> None:
         """After the solve ``res``, whose iterate has the certified risk ``R_iterate``:

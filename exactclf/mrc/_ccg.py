@@ -76,6 +76,10 @@ model promised; or after a few steps in a row that did not); the generation neve
 it binds, and the certificates do not depend on it. The last solve's dual point
 (``CCGResult.dual_rows``) is the certificate's where it proves ``R*`` to its tolerance.
 
+With many classes (after the smoothed start) the restricted LP holds whole samples instead
+of subset rows (:class:`~._samples.SampleProgram`, where :func:`~._samples.whole_samples_fit`):
+the same generation, certificates and box, but a sample joins once with all its subsets.
+
 The measurements behind this form (primal LP, dual simplex, row deletion, the box step) are in
 ``benchmarks/results/mrc_ccg_history.txt``.
 """

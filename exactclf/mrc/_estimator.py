@@ -198,9 +198,11 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         Dual lower bound on ``R*`` of every iterate (from the restricted LP's row duals).
     n_constraints_ : int
         Constraints (sample, label subset) generated, plus one implied constraint per class
-        (a constraint deleted as inactive and generated again counts twice).
+        (a constraint deleted as inactive and generated again counts twice); where the LP
+        holds whole samples (eight classes or more, see the user guide), the samples added.
     n_lp_rows_ : int
-        Constraints in the final LP (those not deleted as inactive).
+        Constraints in the final LP (those not deleted as inactive); with whole samples,
+        ``K + 1`` rows per sample and one per class.
     n_active_features_ : int
         Features in the final LP.
     label_embedding_ : ndarray of shape (2, 1) or None

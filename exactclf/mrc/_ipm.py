@@ -148,40 +148,46 @@ def _solver(M):
 class _Point:
     """An interior point: primal ``x1, x2, nu, s`` and the distances ``w1, w2`` to the
     upper bounds (1 where there is none), dual ``y, z1, z2, v1, v2`` (``v`` 0 where there is
-    no upper bound); ``f1, f2`` mark the finite upper bounds."""
+    no upper bound); ``f1, f2`` mark the finite upper bounds. ``PAIRS`` names the
+    complementary pairs ``(dual, primal)``; the fields of ``UPPER`` exist only where their
+    mask is true (a subclass may add pairs: :mod:`._ipm_compact`)."""
 
-    PRIMAL = ("x1", "x2", "s", "w1", "w2")
-    DUAL = ("y", "z1", "z2", "v1", "v2")
+    PAIRS = (("y", "s"), ("z1", "x1"), ("z2", "x2"), ("v1", "w1"), ("v2", "w2"))
+    UPPER = {"v1": "f1", "w1": "f1", "v2": "f2", "w2": "f2"}
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
 
+    def _masked(self, name, value):
+        return np.where(getattr(self, self.UPPER[name]), value, 0.0) if name in self.UPPER \
+            else value
+
     def products(self):
         """The complementary products (bound pairs without an upper bound count 0)."""
-        return (self.y * self.s, self.z1 * self.x1, self.z2 * self.x2,
-                self.v1 * np.where(self.f1, self.w1, 0.0),
-                self.v2 * np.where(self.f2, self.w2, 0.0))
+        return tuple(self._masked(dual, getattr(self, dual) * getattr(self, primal))
+                     for dual, primal in self.PAIRS)
 
     def moved(self, d, a_p: float, a_d: float) -> _Point:
         """The point after the steps ``a_p`` (primal) and ``a_d`` (dual) along ``d``."""
-        new = _Point(**self.__dict__)
-        for name in self.PRIMAL + ("nu",):
-            setattr(new, name, getattr(self, name) + a_p * d[name])
-        for name in self.DUAL:
-            setattr(new, name, getattr(self, name) + a_d * d[name])
-        new.w1 = np.where(self.f1, new.w1, 1.0)
-        new.w2 = np.where(self.f2, new.w2, 1.0)
+        new = type(self)(**self.__dict__)
+        new.nu = self.nu + a_p * d["nu"]
+        for dual, primal in self.PAIRS:
+            setattr(new, primal, getattr(self, primal) + a_p * d[primal])
+            setattr(new, dual, getattr(self, dual) + a_d * d[dual])
+            if primal in self.UPPER:
+                setattr(new, primal, np.where(getattr(self, self.UPPER[primal]),
+                                              getattr(new, primal), 1.0))
         return new
 
     def steps(self, d):
         """The largest primal and dual steps along ``d`` that keep the point interior."""
-        a_p = min(_max_step(getattr(self, k)[m], d[k][m]) for k, m in (
-            ("x1", slice(None)), ("x2", slice(None)), ("s", slice(None)),
-            ("w1", self.f1), ("w2", self.f2)))
-        a_d = min(_max_step(getattr(self, k)[m], d[k][m]) for k, m in (
-            ("y", slice(None)), ("z1", slice(None)), ("z2", slice(None)),
-            ("v1", self.f1), ("v2", self.f2)))
-        return a_p, a_d
+        def longest(names):
+            return min(_max_step(getattr(self, k)[m], d[k][m]) for k, m in (
+                (k, getattr(self, self.UPPER[k]) if k in self.UPPER else slice(None))
+                for k in names))
+
+        return (longest(primal for _, primal in self.PAIRS),
+                longest(dual for dual, _ in self.PAIRS))
 
 
 def _newton(F, p: _Point, r_nu, r1, r2, rp):
@@ -363,9 +369,8 @@ def dense_mrc_ipm(F, b, c1, c2, u1, u2, *, tol: float = 1e-8, max_iter: int = 10
         mu_aff = sum(float(q.sum()) for q in p.moved(aff, a_p, a_d).products()) / n_comp
         sm = min(1.0, (mu_aff / mu) ** 3) * mu
         # (direction ignores the right-hand sides of absent upper bounds)
-        corr = direction(*(sm - q - aff[z] * aff[x] for q, z, x in zip(
-            products, ("y", "z1", "z2", "v1", "v2"), ("s", "x1", "x2", "w1", "w2"),
-            strict=True)))
+        corr = direction(*(sm - q - aff[z] * aff[x] for q, (z, x) in zip(
+            products, p.PAIRS, strict=True)))
         a_p, a_d = p.steps(corr)
         p = p.moved(corr, _STEP * a_p, _STEP * a_d)
 

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
-from ._ipm import _ACCEPT, _STALL, _STEP, _max_step, _solver
+from ._ipm import _ACCEPT, _STALL, _STEP, _solver
+from ._ipm import _Point as _IPMPoint
 
 __all__ = ["CompactResult", "compact_mrc_ipm"]
 
@@ -98,48 +99,12 @@ class _Rows:
         return v[:, :-1] @ self.Psi + self.C * v[:, -1:]
 
 
-class _Point:
-    PRIMAL = ("x1", "x2", "g1", "g2", "w", "s", "sig")
-    DUAL = ("y", "pi", "z1", "z2", "v1", "v2", "zw")
+class _Point(_IPMPoint):
+    """:class:`~._ipm._Point` with the pairs of the per-sample rows ``(pi, sig)`` and of the
+    ``w`` columns ``(zw, w)``."""
 
-    def __init__(self, **fields):
-        self.__dict__.update(fields)
-
-    def pairs(self):
-        """The complementary pairs ``(dual, primal)`` by name (upper bounds masked later)."""
-        return (("y", "s"), ("pi", "sig"), ("z1", "x1"), ("z2", "x2"), ("v1", "g1"),
-                ("v2", "g2"), ("zw", "w"))
-
-    def products(self):
-        out = []
-        for dual, primal in self.pairs():
-            q = getattr(self, dual) * getattr(self, primal)
-            if dual == "v1":
-                q = np.where(self.f1, q, 0.0)
-            elif dual == "v2":
-                q = np.where(self.f2, q, 0.0)
-            out.append(q)
-        return out
-
-    def moved(self, d, a_p: float, a_d: float) -> _Point:
-        new = _Point(**self.__dict__)
-        for name in self.PRIMAL + ("nu",):
-            setattr(new, name, getattr(self, name) + a_p * d[name])
-        for name in self.DUAL:
-            setattr(new, name, getattr(self, name) + a_d * d[name])
-        new.g1 = np.where(self.f1, new.g1, 1.0)
-        new.g2 = np.where(self.f2, new.g2, 1.0)
-        return new
-
-    def steps(self, d):
-        whole = slice(None)
-        a_p = min(_max_step(getattr(self, k)[m], d[k][m]) for k, m in (
-            ("x1", whole), ("x2", whole), ("s", whole), ("sig", whole), ("w", whole),
-            ("g1", self.f1), ("g2", self.f2)))
-        a_d = min(_max_step(getattr(self, k)[m], d[k][m]) for k, m in (
-            ("y", whole), ("pi", whole), ("z1", whole), ("z2", whole), ("zw", whole),
-            ("v1", self.f1), ("v2", self.f2)))
-        return a_p, a_d
+    PAIRS = (("y", "s"), ("pi", "sig"), ("z1", "x1"), ("z2", "x2"), ("v1", "w1"),
+             ("v2", "w2"), ("zw", "w"))
 
 
 def _inverse_factors(cap):
@@ -174,8 +139,8 @@ def _newton(F: _Rows, p: _Point, r_nu, r1, r2, rw, rp, rsig):
     (module docstring: per-class Woodbury, then the per-sample rows' Schur complement)."""
     K, s1 = p.y.shape
     s = s1 - 1
-    D1 = p.z1 / p.x1 + np.where(p.f1, p.v1 / p.g1, 0.0)
-    D2 = p.z2 / p.x2 + np.where(p.f2, p.v2 / p.g2, 0.0)
+    D1 = p.z1 / p.x1 + np.where(p.f1, p.v1 / p.w1, 0.0)
+    D2 = p.z2 / p.x2 + np.where(p.f2, p.v2 / p.w2, 0.0)
     theta = 1.0 / D1 + 1.0 / D2
     tw = p.w / p.zw
     s_y = p.s / p.y
@@ -240,8 +205,8 @@ def _newton(F: _Rows, p: _Point, r_nu, r1, r2, rw, rp, rsig):
         return dY, dS, dnu
 
     def direction(c_y, c_pi, c_z1, c_z2, c_v1, c_v2, c_zw):
-        g1 = -r1 + c_z1 / p.x1 - np.where(p.f1, c_v1 / p.g1, 0.0)
-        g2 = -r2 + c_z2 / p.x2 - np.where(p.f2, c_v2 / p.g2, 0.0)
+        g1 = -r1 + c_z1 / p.x1 - np.where(p.f1, c_v1 / p.w1, 0.0)
+        g2 = -r2 + c_z2 / p.x2 - np.where(p.f2, c_v2 / p.w2, 0.0)
         gw = -rw + c_zw / p.w
         hY = rp + F.dot(g1 / D1 - g2 / D2) + c_y / p.y
         hY[:, :s] -= tw * gw
@@ -254,9 +219,9 @@ def _newton(F: _Rows, p: _Point, r_nu, r1, r2, rw, rp, rsig):
         return {"x1": dx1, "x2": dx2, "nu": dnu, "w": dw, "y": dy, "pi": dpi,
                 "s": (c_y - p.s * dy) / p.y, "sig": (c_pi - p.sig * dpi) / p.pi,
                 "z1": (c_z1 - p.z1 * dx1) / p.x1, "z2": (c_z2 - p.z2 * dx2) / p.x2,
-                "v1": np.where(p.f1, (c_v1 + p.v1 * dx1) / p.g1, 0.0),
-                "v2": np.where(p.f2, (c_v2 + p.v2 * dx2) / p.g2, 0.0),
-                "zw": (c_zw - p.zw * dw) / p.w, "g1": -dx1, "g2": -dx2}
+                "v1": np.where(p.f1, (c_v1 + p.v1 * dx1) / p.w1, 0.0),
+                "v2": np.where(p.f2, (c_v2 + p.v2 * dx2) / p.w2, 0.0),
+                "zw": (c_zw - p.zw * dw) / p.w, "w1": -dx1, "w2": -dx2}
 
     return direction
 
@@ -323,7 +288,7 @@ def compact_mrc_ipm(Psi, centroids, c1, c2, u1, u2, *, tol: float = 1e-8,
     lhs[:, :s] -= w
     nu = float(np.max(lhs - b)) + 1.0
     n_rows = K * (s + 1)
-    p = _Point(x1=x1, x2=x2, g1=np.where(f1, U1 - x1, 1.0), g2=np.where(f2, U2 - x2, 1.0),
+    p = _Point(x1=x1, x2=x2, w1=np.where(f1, U1 - x1, 1.0), w2=np.where(f2, U2 - x2, 1.0),
                w=w, s=b - lhs + nu, sig=np.full(s, 0.5), nu=nu,
                y=np.full((K, s + 1), 1.0 / n_rows), pi=np.full(s, 2.0 / n_rows),
                z1=np.full_like(x1, scale), z2=np.full_like(x2, scale),
@@ -367,14 +332,14 @@ def compact_mrc_ipm(Psi, centroids, c1, c2, u1, u2, *, tol: float = 1e-8,
         mu_aff = sum(float(q.sum()) for q in p.moved(aff, a_p, a_d).products()) / n_comp
         sm = min(1.0, (mu_aff / mu) ** 3) * mu
         corr = direction(*(sm - q - aff[z] * aff[x] for q, (z, x) in zip(
-            products, p.pairs(), strict=True)))
+            products, p.PAIRS, strict=True)))
         a_p, a_d = p.steps(corr)
         p = p.moved(corr, _STEP * a_p, _STEP * a_d)
 
     p = best
     objective = p.nu + float((c1 * p.x1).sum() + (c2 * p.x2).sum())
-    x1 = np.where(f1 & (p.v1 > p.g1), U1, p.x1) / unit
-    x2 = np.where(f2 & (p.v2 > p.g2), U2, p.x2) / unit
+    x1 = np.where(f1 & (p.v1 > p.w1), U1, p.x1) / unit
+    x2 = np.where(f2 & (p.v2 > p.w2), U2, p.x2) / unit
     return CompactResult(x1, x2, float(p.nu), p.w, p.y, p.pi, p.s, (p.z1 - p.v1) * unit,
                          (p.z2 - p.v2) * unit,
                          float(objective), n_iter, bool(best_merit <= _ACCEPT), timed_out,

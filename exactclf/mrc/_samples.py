@@ -170,7 +170,7 @@ class SampleProgram(ScoredProgram):
     def solve(self, it, remaining):
         data = self.data
         K, d = data.K, data.d
-        ub = self.box.bounds(self.features)[1]
+        ub = self.box.use(self.features)
         tol = min(self.tol, max(_IPM_TOL, _IPM_SHARE * self.eps1))
         # small products alternate with the Schur complement's syrk: numpy's and scipy's
         # BLAS, each with threads spinning after a call, cost 3x one thread (50 classes)
@@ -190,7 +190,6 @@ class SampleProgram(ScoredProgram):
         # (the box reads the columns, the generation x[0] = nu)
         self.res = LPResult("Optimal", True, x, None, res.objective, res.iterations, None,
                             False, col_dual)
-        self.box._cols, self.box._ub = self.box.bounds(self.features)
         self.ipm = res
         self.mu = (res.x1 - res.x2).ravel()
         self.ev = self._evaluate(self.mu)
