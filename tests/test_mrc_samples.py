@@ -240,3 +240,27 @@ def test_an_unsolved_lp_hands_over_to_the_subset_rows(monkeypatch):
     full = mrc_full_lp(Psi, y, K, tau, lam, tol=1e-9)
     assert res.converged
     assert res.lower <= full.objective * (1 + 1e-9) and full.objective <= res.upper * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("one_column", [False, True])
+def test_the_final_dual_point_from_a_seed_proves_r_star(monkeypatch, one_column):
+    # the generation's dual point seeds the certificate's dual LP: row by row, or (large
+    # seeds) as one column spread over its rows again; either way a valid, tight bound
+    import exactclf.mrc._bounds as _bounds
+
+    rng = np.random.default_rng(7)
+    K, n = 8, 40
+    Psi = np.c_[np.ones(n), rng.standard_normal((n, 2))]
+    y = np.r_[np.arange(K), rng.integers(0, K, n - K)]
+    tau, lam = mrc_statistics(Psi, y, K, 0.3)
+    full = mrc_full_lp(Psi, y, K, tau, lam, tol=1e-9)
+    res = _ccg.mrc_ccg(Psi, y, K, tau, lam, eps1=1e-5, tol=1e-9, whole_samples=True)
+    if one_column:
+        monkeypatch.setattr(_bounds, "_SEED_ENTRIES", 0)
+    V = Psi @ res.mu.reshape(K, -1).T
+    point = _bounds.dual_point(Psi, y, K, tau, lam, V, tol=1e-9, seed=res.dual_rows,
+                               zero_tol=1e-12)
+    assert full.objective - 1e-6 <= point.bound <= full.objective * (1 + 1e-9)
+    assert np.all(point.alpha > 0) and np.all(np.isin(point.sample, np.arange(n)))
+    sizes = (point.Q > 0).sum(axis=1)
+    np.testing.assert_allclose(point.Q.max(axis=1) * sizes, 1.0, rtol=1e-12)

@@ -263,6 +263,8 @@ class DualPoint(NamedTuple):
 _ROWS_PER_ROUND = 100
 #: LP solves of :func:`dual_point` at most
 _MAX_ROUNDS = 200
+#: a seed of :func:`dual_point` with more rows times features than this is one column
+_SEED_ENTRIES = 1e7
 
 
 def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: float,
@@ -285,8 +287,8 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     re-solved warm, until none does (the LP's value is then within ``tol`` of ``R*``), after
     ``_MAX_ROUNDS`` solves, or at ``deadline``. The first LP has the best rows at ``V``: at an
     optimal ``mu`` the rows carrying an optimal dual point are among the most violated; and
-    the point ``seed`` found elsewhere (the generation's last; one column, the mixture of its
-    rows, spread over them again in the result), which is
+    the rows of ``seed``, a dual point found elsewhere (the generation's last; where it is
+    large, one column, the mixture of its rows, spread over them again in the result), which is
     the result with no LP solved where it proves ``upper - enough`` (from the best rows alone,
     a 10-class fit of 3000 samples took 24 rounds and as long as its generation). For
     the log loss, a sample's rows are finally merged into one (the same ``z``; the entropy is
@@ -357,11 +359,16 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     sample = np.argsort(-gain, kind="stable")[:_ROWS_PER_ROUND]
     Q, values = Q_best[sample], value_best[sample]
     _add_dual_columns(lp, centroids, np.eye(K), np.zeros(K), B)
-    # the seed enters as one column, its rows mixed by its weights: its rows one column
-    # each cost the LP's construction alone 10 s (digits, 512 Fourier features, 15000 rows)
-    n_seed = int(seed is not None)
-    if seed is not None:
+    # a large seed enters as one column, its rows mixed by its weights (its rows one column
+    # each cost the LP's construction alone 10 s: digits, 512 Fourier features, 15000 rows);
+    # a small one row by row, which the LP may weigh anew (skin_segmentation, 307 rows: one
+    # column made the pricing 8 s longer)
+    n_seed = int(seed is not None and len(seed[0]) * m > _SEED_ENTRIES)
+    if n_seed:
         _add_seed_column(lp, centroids, Psi, seed, B)
+    elif seed is not None:
+        sample = np.r_[sample, seed[0]]
+        Q, values = np.vstack([Q, seed[1]]), np.r_[values, seed[2]]
     _add_dual_columns(lp, Psi[sample], Q, values, B)
     # the class-average rows alone, by the class proportions (z = 0): the point if no solve
     # completes; later, a solve cut off keeps the previous round's point (zero on new rows)
@@ -385,7 +392,7 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
         Q, values = np.vstack([Q, Q_best[new]]), np.r_[values, value_best[new]]
         _add_dual_columns(lp, Psi[new], Q_best[new], value_best[new], B)
     class_alpha, alpha = a[:K], a[K + n_seed:]
-    if seed is not None:  # the seed's column spread over its rows again
+    if n_seed:  # the seed's column spread over its rows again
         s_sample, s_Q, s_values, s_alpha, s_class = seed
         total = s_alpha.sum() + s_class.sum()
         class_alpha = class_alpha + a[K] * s_class / total
