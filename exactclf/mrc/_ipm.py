@@ -190,6 +190,35 @@ class _Point:
                 longest(dual for dual, _ in self.PAIRS))
 
 
+class _Best:
+    """The iterate of the smallest merit so far, and the iterations since it improved."""
+
+    def __init__(self, p: _Point):
+        self.merit, self.point, self.stalled = np.inf, p, 0
+
+    def update(self, merit: float, p: _Point) -> None:
+        if merit < self.merit:
+            self.merit, self.point, self.stalled = merit, p, 0
+        else:
+            self.stalled += 1
+
+
+def _predictor_corrector(p: _Point, direction, products, mu: float, n_comp: int) -> _Point:
+    """Mehrotra's step from ``p`` (complementary ``products``, their mean ``mu`` over
+    ``n_comp`` pairs): the affine scaling direction, then the centring and second-order
+    corrector, ``direction(*rhs)`` giving the Newton direction for the complementarity
+    right-hand sides ``rhs`` (one per pair of ``p.PAIRS``; those of absent upper bounds are
+    ignored)."""
+    aff = direction(*(-q for q in products))
+    a_p, a_d = p.steps(aff)
+    mu_aff = sum(float(q.sum()) for q in p.moved(aff, a_p, a_d).products()) / n_comp
+    sm = min(1.0, (mu_aff / mu) ** 3) * mu
+    corr = direction(*(sm - q - aff[z] * aff[x] for q, (z, x) in zip(
+        products, p.PAIRS, strict=True)))
+    a_p, a_d = p.steps(corr)
+    return p.moved(corr, _STEP * a_p, _STEP * a_d)
+
+
 def _newton(F, p: _Point, r_nu, r1, r2, rp):
     """The Newton directions at ``p`` (residuals ``r_nu, r1, r2, rp``) as a function of
     the right-hand sides of the linearized complementarity rows (module docstring)."""
@@ -332,7 +361,7 @@ def dense_mrc_ipm(F, b, c1, c2, u1, u2, *, tol: float = 1e-8, max_iter: int = 10
     norm_b = 1.0 + float(np.abs(b).max(initial=0.0))
     n_comp = r + 2 * n + int(f1.sum()) + int(f2.sum())
     timed_out = False
-    best_merit, best, stalled, n_iter = np.inf, p, 0, 0
+    best, n_iter = _Best(p), 0
     warm = None
     while n_iter < max_iter:
         n_iter += 1
@@ -346,39 +375,26 @@ def dense_mrc_ipm(F, b, c1, c2, u1, u2, *, tol: float = 1e-8, max_iter: int = 10
         merit = max(float(np.abs(rp).max()) / norm_b,
                     max(abs(r_nu), float(np.abs(r1).max()), float(np.abs(r2).max())) / scale,
                     abs(p_obj - d_obj) / (1.0 + abs(p_obj)))
-        if merit < best_merit:
-            best_merit, best, stalled = merit, p, 0
-        else:
-            stalled += 1
+        best.update(merit, p)
         products = p.products()
         mu = sum(float(q.sum()) for q in products) / n_comp
         if warm is None and merit <= _WARM_AT:
             warm = WarmStart(p.x1, p.x2, p.z1, p.z2, p.v1, p.v2, p.nu, p.y, p.s, mu)
         # near the end the normal equations lose the accuracy that primal feasibility needs
         # and the residuals grow again: the best iterate is the answer
-        if merit <= tol or stalled >= _STALL:
+        if merit <= tol or best.stalled >= _STALL:
             break
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
             timed_out = True
             break
 
-        direction = _newton(F, p, r_nu, r1, r2, rp)
-        # predictor (affine scaling), then Mehrotra's centring and second-order corrector
-        aff = direction(*(-q for q in products))
-        a_p, a_d = p.steps(aff)
-        mu_aff = sum(float(q.sum()) for q in p.moved(aff, a_p, a_d).products()) / n_comp
-        sm = min(1.0, (mu_aff / mu) ** 3) * mu
-        # (direction ignores the right-hand sides of absent upper bounds)
-        corr = direction(*(sm - q - aff[z] * aff[x] for q, (z, x) in zip(
-            products, p.PAIRS, strict=True)))
-        a_p, a_d = p.steps(corr)
-        p = p.moved(corr, _STEP * a_p, _STEP * a_d)
+        p = _predictor_corrector(p, _newton(F, p, r_nu, r1, r2, rp), products, mu, n_comp)
 
-    p = best
+    p = best.point
     objective = float(p.nu + c1 @ p.x1 + c2 @ p.x2)
     # onto the upper bounds whose dual exceeds the distance to them, as at a vertex: the box
     # of the generation binds where a column sits at its bound (moves by at most sqrt(mu))
     x1 = np.where(f1 & (p.v1 > p.w1), U1, p.x1)
     x2 = np.where(f2 & (p.v2 > p.w2), U2, p.x2)
     return IPMResult(x1, x2, p.nu, p.y, p.s, p.z1 - p.v1, p.z2 - p.v2, objective, n_iter,
-                     bool(best_merit <= _ACCEPT), timed_out, time.perf_counter() - t0, warm)
+                     bool(best.merit <= _ACCEPT), timed_out, time.perf_counter() - t0, warm)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
-from ._ipm import _ACCEPT, _STALL, _STEP, _solver
+from ._ipm import _ACCEPT, _STALL, IPMResult, _Best, _predictor_corrector, _solver
 from ._ipm import _Point as _IPMPoint
 
 __all__ = ["CompactResult", "compact_mrc_ipm"]
@@ -56,29 +56,15 @@ _FLOOR = 1e-12
 
 
 @dataclass
-class CompactResult:
-    """Solution of :func:`compact_mrc_ipm`: ``x1, x2`` (``K x d``), ``nu``, ``w`` (``K x s``),
-    the row duals ``y`` (``K x (s + 1)``: sample rows, then the class row) and ``pi``
-    (``s``), the slacks ``slack`` (as ``y``), the reduced costs ``d1, d2`` of ``x1, x2``, the
-    primal objective, the iterations, whether it converged, whether the time limit stopped
-    it, the seconds it took and the merit (largest relative residual or gap) of the
-    solution."""
+class CompactResult(IPMResult):
+    """Solution of :func:`compact_mrc_ipm`, as :class:`~._ipm.IPMResult` (no warm start) with
+    ``x1, x2, d1, d2`` of shape ``(K, d)``, the row duals ``y`` and slacks ``s`` of shape
+    ``(K, s + 1)`` (sample rows, then the class row), and ``w`` (``K x s``), the per-sample
+    rows' duals ``pi`` and the merit (largest relative residual or gap) of the solution."""
 
-    x1: np.ndarray
-    x2: np.ndarray
-    nu: float
-    w: np.ndarray
-    y: np.ndarray
-    pi: np.ndarray
-    slack: np.ndarray
-    d1: np.ndarray
-    d2: np.ndarray
-    objective: float
-    iterations: int
-    converged: bool
-    time_limit_reached: bool
-    seconds: float
-    merit: float
+    w: np.ndarray | None = None
+    pi: np.ndarray | None = None
+    merit: float = np.inf
 
 
 class _Rows:
@@ -297,7 +283,7 @@ def compact_mrc_ipm(Psi, centroids, c1, c2, u1, u2, *, tol: float = 1e-8,
 
     n_comp = n_rows + s + 2 * x1.size + int(f1.sum()) + int(f2.sum()) + K * s
     timed_out = False
-    best_merit, best, stalled, n_iter = np.inf, p, 0, 0
+    best, n_iter = _Best(p), 0
     while n_iter < max_iter:
         n_iter += 1
         Fty = F.tdot(p.y)
@@ -314,33 +300,23 @@ def compact_mrc_ipm(Psi, centroids, c1, c2, u1, u2, *, tol: float = 1e-8,
                     max(abs(r_nu), float(np.abs(r1).max()), float(np.abs(r2).max()),
                         float(np.abs(rw).max(initial=0.0))) / scale,
                     abs(p_obj - d_obj) / (1.0 + abs(p_obj)))
-        if merit < best_merit:
-            best_merit, best, stalled = merit, p, 0
-        else:
-            stalled += 1
+        best.update(merit, p)
         products = p.products()
         mu = sum(float(q.sum()) for q in products) / n_comp
-        if merit <= tol or stalled >= _STALL:
+        if merit <= tol or best.stalled >= _STALL:
             break
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
             timed_out = True
             break
 
-        direction = _newton(F, p, r_nu, r1, r2, rw, rp, rsig)
-        aff = direction(*(-q for q in products))
-        a_p, a_d = p.steps(aff)
-        mu_aff = sum(float(q.sum()) for q in p.moved(aff, a_p, a_d).products()) / n_comp
-        sm = min(1.0, (mu_aff / mu) ** 3) * mu
-        corr = direction(*(sm - q - aff[z] * aff[x] for q, (z, x) in zip(
-            products, p.PAIRS, strict=True)))
-        a_p, a_d = p.steps(corr)
-        p = p.moved(corr, _STEP * a_p, _STEP * a_d)
+        p = _predictor_corrector(p, _newton(F, p, r_nu, r1, r2, rw, rp, rsig), products, mu,
+                                 n_comp)
 
-    p = best
+    p = best.point
     objective = p.nu + float((c1 * p.x1).sum() + (c2 * p.x2).sum())
     x1 = np.where(f1 & (p.v1 > p.w1), U1, p.x1) / unit
     x2 = np.where(f2 & (p.v2 > p.w2), U2, p.x2) / unit
-    return CompactResult(x1, x2, float(p.nu), p.w, p.y, p.pi, p.s, (p.z1 - p.v1) * unit,
-                         (p.z2 - p.v2) * unit,
-                         float(objective), n_iter, bool(best_merit <= _ACCEPT), timed_out,
-                         time.perf_counter() - t0, float(best_merit))
+    return CompactResult(x1, x2, float(p.nu), p.y, p.s, (p.z1 - p.v1) * unit,
+                         (p.z2 - p.v2) * unit, float(objective), n_iter,
+                         bool(best.merit <= _ACCEPT), timed_out, time.perf_counter() - t0,
+                         w=p.w, pi=p.pi, merit=float(best.merit))

@@ -229,7 +229,7 @@ class SampleProgram(ScoredProgram):
             more = self._most_violated(ev.g - res.nu, self.n_max)
             new = np.r_[new, more[~np.isin(more, new)][:self.n_max - len(new)]]
         s = len(self.samples)
-        inactive = np.all(res.slack[:, :s] > res.y[:, :s], axis=0)
+        inactive = np.all(res.s[:, :s] > res.y[:, :s], axis=0)
         self.age = np.where(inactive, self.age + 1, 0)
         n_deleted = 0
         if len(new) and res.objective > self.drop_level + 1e-12:
