@@ -154,6 +154,22 @@ def test_most_violated_matches_enumeration_on_every_backend(K):
     np.testing.assert_allclose(attained, ref, atol=1e-12)
 
 
+@pytest.mark.parametrize("K", [23, 24, 50, 100, 200])
+def test_most_violated_with_many_classes_is_the_full_sorted_scan(K):
+    # from 24 classes the CPU kernel sorts only the scores near the threshold: bit for bit
+    # the array-generic full sort's result, on ties, zeros, huge offsets and scales
+    rng = np.random.default_rng(K)
+    V = rng.normal(size=(2000, K)) * 10.0 ** rng.uniform(-3, 3, size=(2000, 1))
+    V += 10.0 ** rng.uniform(-3, 6, size=(2000, 1)) * rng.choice([-1, 1], size=(2000, 1))
+    V[:300] = np.round(V[:300])
+    V[300:600, :K // 2] = V[300:600, :1]
+    V[600:700] = 0.0
+    g_cpu, size_cpu = most_violated(V, CPU)
+    g_ref, size_ref = most_violated(V, REFERENCE)
+    np.testing.assert_array_equal(g_cpu, g_ref)
+    np.testing.assert_array_equal(size_cpu, size_ref)
+
+
 @pytest.mark.parametrize("K", [2, 3])
 def test_estimator_definitions_match_the_issue(K):
     """Phi(x, y) = e_y (x) (1, x) for every K (binary included), tau its mean, lambda

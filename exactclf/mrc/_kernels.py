@@ -2,9 +2,10 @@
 
 For scores ``V[i, y]`` the quantity ``g[i] = max_C (sum_{y in C} V[i, y] - 1) / |C| + 1`` over
 the nonempty label subsets ``C`` is attained, for each size ``k``, by the ``k`` largest scores;
-sorting a row once and scanning its prefix sums gives the best size. The Numba kernel and the
-array-generic version (NumPy / CuPy) return identical values and sizes (the smallest maximizing
-size on ties).
+sorting a row once and scanning its prefix sums gives the best size (the Numba kernel sorts,
+with many classes, only the scores near the answer: :func:`_top_scores`). The Numba kernel and
+the array-generic version (NumPy / CuPy) return identical values and sizes (the smallest
+maximizing size on ties).
 """
 
 from __future__ import annotations
@@ -15,6 +16,64 @@ from numba import njit
 __all__ = ["most_violated_cpu", "most_violated_xp"]
 
 
+#: from this many classes on, the kernel sorts only the scores near the threshold (below it,
+#: sorting all of them is cheaper; 10000 samples: 10 classes 1.2 vs 1.7 ms, 20 equal, 50 10.2
+#: vs 5.7 ms, 100 29.8 vs 14.0 ms, 200 105 vs 22 ms)
+_SELECT_FROM = 24
+
+
+@njit(cache=True)
+def _top_scores(row, v):  # pragma: no cover - compiled
+    """Write into ``v`` the scores of ``row`` that may start the best subset, descending, and
+    return how many: all of them, or from :data:`_SELECT_FROM` classes on those within a
+    margin below the threshold ``t`` with ``sum_y (v_y - t)_+ = 1``. The best subset's size
+    is where the prefix means ``(S_k - 1) / k`` peak, and that ``t`` is the peak; beyond
+    the scores down to ``t - margin`` they fall below it by at least ``margin / K``, far
+    more than rounding, so the scan over these is the full sort's, bit for bit."""
+    K = row.shape[0]
+    if K < _SELECT_FROM:
+        for k in range(K):  # insertion sort, descending
+            x = row[k]
+            j = k
+            while j > 0 and v[j - 1] < x:
+                v[j] = v[j - 1]
+                j -= 1
+            v[j] = x
+        return K
+    # Michelot's passes: t rises from the mean of all (a prefix mean, hence at most the
+    # peak) to the threshold, each pass keeping the scores above the last t
+    total = 0.0
+    top = -np.inf
+    for k in range(K):
+        total += row[k]
+        top = max(top, row[k])
+    count = K
+    t = (total - 1.0) / K
+    while True:
+        s = 0.0
+        c = 0
+        for k in range(K):
+            if row[k] > t:
+                s += row[k]
+                c += 1
+        if c >= count or c == 0:
+            break
+        count = c
+        t = (s - 1.0) / c
+    low = t - 1e-9 * (abs(top) + abs(t) + 1.0)
+    c = 0
+    for k in range(K):
+        x = row[k]
+        if x >= low:
+            j = c
+            while j > 0 and v[j - 1] < x:
+                v[j] = v[j - 1]
+                j -= 1
+            v[j] = x
+            c += 1
+    return c
+
+
 @njit(cache=True)
 def most_violated_cpu(V):  # pragma: no cover - compiled
     """``(g, size)`` of every row of the C-contiguous float64 array ``V`` (Numba)."""
@@ -23,20 +82,13 @@ def most_violated_cpu(V):  # pragma: no cover - compiled
     n, K = V.shape
     g = np.empty(n)
     size = np.empty(n, dtype=np.int64)
-    work = np.empty((n, K))
+    v = np.empty(K)
     for i in range(n):
-        v = work[i]
-        for k in range(K):  # insertion sort, descending (K is small)
-            x = V[i, k]
-            j = k
-            while j > 0 and v[j - 1] < x:
-                v[j] = v[j - 1]
-                j -= 1
-            v[j] = x
+        c = _top_scores(V[i], v)
         best = v[0] - 1.0
         k_best = 1
         acc = v[0]
-        for k in range(2, K + 1):
+        for k in range(2, c + 1):
             acc += v[k - 1]
             f = (acc - 1.0) / k
             if f > best:
