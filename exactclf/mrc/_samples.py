@@ -33,13 +33,16 @@ from ._training import TrainingSet
 
 __all__ = ["NotSolved", "SampleProgram", "layer_cake_rows", "whole_samples_fit"]
 
-#: whole samples are used where ``psi`` has at most this many entries (the LP's work has
-#: ``K d^3`` and ``s K d^2`` terms; the digits, 10 classes, random Fourier features, seconds
-#: to converge with whole samples / subset rows: 128 features 12.0 / 13.7, 256 37.8 /
-#: 36.0, 512 not in 120 s (gap 4.5e-3 / 6.2e-4)) and the per-sample rows' matrix (the
-#: start's ``_START_ROWS n_max`` samples times the ``K d`` features) at most this many
-#: entries
-_MAX_D, _MAX_ENTRIES = 300, 2e7
+#: whole samples are used where ``psi`` has at most ``_MAX_D`` entries, or at most
+#: ``_MAX_D_MANY`` with at least ``_MANY_SAMPLES`` samples (the LP's work has ``K d^3`` and
+#: ``s K d^2`` terms, and with few samples most of them end in the LP), and where the
+#: per-sample rows' matrix (the start's ``_START_ROWS n_max`` samples times the ``K d``
+#: features) has at most ``_MAX_ENTRIES`` entries. Gaps (or seconds to converge), whole
+#: samples / subset rows: the digits (1797 samples), 10 classes, random Fourier features: 128
+#: features 12.0 / 13.7 s, 256 37.8 / 36.0 s, 512 4.5e-3 / 6.2e-4 after 120 s;
+#: make_classification, 10000 samples, 512 features: 10 classes 3.4e-2 / 0.67 after 60 s, 20
+#: classes 6.4e-2 / 0.71 after 120 s (benchmarks/results/mrc_multiclass.txt)
+_MAX_D, _MAX_D_MANY, _MANY_SAMPLES, _MAX_ENTRIES = 300, 1024, 5000, 2e7
 #: the interior point method stops at a relative residual of about 1e-6 (its accuracy is
 #: lost to rounding below that): a generation asked for a smaller ``eps1`` than this keeps
 #: the subset rows, whose LPs the simplex method solves to the bit
@@ -66,11 +69,12 @@ class NotSolved(RuntimeError):
 
 def whole_samples_fit(data: TrainingSet, n_max: int, lp_solver: str, eps1: float) -> bool:
     """Whether :class:`SampleProgram` takes this generation: one-hot features, HiGHS (a
-    Gurobi user keeps Gurobi's LPs), the sizes of ``_MAX_D`` and ``_MAX_ENTRIES``, and an
+    Gurobi user keeps Gurobi's LPs), the sizes of ``_MAX_D`` (and the others), and an
     ``eps1`` of at least :data:`_MIN_EPS1`."""
-    return (lp_solver == "highs" and np.array_equal(data.B, np.eye(data.K))
-            and data.d <= _MAX_D and _START_ROWS * n_max * data.m <= _MAX_ENTRIES
-            and eps1 >= _MIN_EPS1)
+    d_fits = data.d <= _MAX_D or (data.d <= _MAX_D_MANY
+                                  and data.Psi.shape[0] >= _MANY_SAMPLES)
+    return (lp_solver == "highs" and np.array_equal(data.B, np.eye(data.K)) and d_fits
+            and _START_ROWS * n_max * data.m <= _MAX_ENTRIES and eps1 >= _MIN_EPS1)
 
 
 def layer_cake_rows(P: np.ndarray, sample: np.ndarray):
