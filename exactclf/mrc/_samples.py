@@ -5,9 +5,9 @@ The subset rows (:mod:`._ccg`) need, for each sample near the optimum, the few o
 needs several (50 classes, n = 10000: 2969 rows of 975 samples after 30 iterations, up to 20
 per sample) and the generation's bound crept up by 3e-6 per 6-second iteration. Here the
 restricted LP holds all subsets of its samples through the ``K + 1`` rows per sample of
-:mod:`._ipm_compact` (``sum_y (v_iy - nu + 1)_+ <= 1``), so a sample is added once: from the
-smoothed start's 1000 most violated samples the first LP was within 1.3e-6 of ``R*`` at 20
-classes and within 9e-4 at 50 (benchmarks/results/mrc_multiclass.txt).
+:mod:`._ipm_compact` (``sum_y (v_iy - nu + 1)_+ <= 1``), so a sample is added once: over the
+smoothed start's 1000 most violated samples the first LP's value was within 2e-6 of ``R*`` at
+20 and 50 classes (20 classes converged there; benchmarks/results/mrc_multiclass.txt).
 
 The program steps like :class:`~._ccg.ZeroOneProgram` (:func:`~._ccg.run_generation`): it
 starts at the smoothed start (:meth:`SampleProgram.start_from`), every solve keeps ``mu`` in
