@@ -296,7 +296,6 @@ def best_on_segment(program, best, mu_new, n_eval: int = _SEGMENT_EVALUATIONS):
     return point if point[0] < best[0] else best
 
 
-
 #: LP columns (2 per active feature, and nu) from which a solve after many new rows is by
 #: the interior point method (:meth:`ZeroOneProgram._method`)
 _IPM_COLUMNS = 2000

@@ -125,12 +125,13 @@ def _dot(F, v, transpose: bool = False):
     return dgemv(1.0, F.T, v, trans=0 if transpose else 1)
 
 
-def _solver(M):
-    """``h -> M^-1 h`` for the symmetric positive (semi)definite ``M`` (lower triangle
-    filled), by a Cholesky factor of ``M`` scaled to a unit diagonal, shifted by a multiple of
-    the identity that grows until the factor exists: near the end ``M`` is as
-    ill-conditioned as ``Theta`` and singular where more rows are active than a vertex
-    holds, and a shift relative to each row's own diagonal disturbs the others least."""
+def _scaled_cholesky(M):
+    """``(factor, scale)``: the lower Cholesky factor (:func:`scipy.linalg.cho_factor`) of
+    the symmetric positive (semi)definite ``M`` (lower triangle filled) scaled to a unit
+    diagonal, ``diag(scale) M diag(scale)``, shifted by a multiple of the identity that grows
+    until the factor exists: near the end ``M`` is as ill-conditioned as ``Theta`` and
+    singular where more rows are active than a vertex holds, and a shift relative to each
+    row's own diagonal disturbs the others least."""
     scale = 1.0 / np.sqrt(np.maximum(M.diagonal(), np.finfo(float).tiny))
     Mn = M * scale[:, None]
     Mn *= scale[None, :]
@@ -138,11 +139,16 @@ def _solver(M):
     for _ in range(8):
         Mn[np.diag_indices_from(Mn)] = 1.0 + shift
         try:
-            factor = cho_factor(Mn, lower=True, check_finite=False)
-            return lambda h: scale * cho_solve(factor, scale * h, check_finite=False)
+            return cho_factor(Mn, lower=True, check_finite=False), scale
         except LinAlgError:
             shift = 1e-14 if shift == 0.0 else 100.0 * shift
     raise LinAlgError("the normal equations stayed singular")
+
+
+def _solver(M):
+    """``h -> M^-1 h`` by :func:`_scaled_cholesky`."""
+    factor, scale = _scaled_cholesky(M)
+    return lambda h: scale * cho_solve(factor, scale * h, check_finite=False)
 
 
 class _Point:

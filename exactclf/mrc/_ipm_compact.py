@@ -40,7 +40,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
-from ._ipm import _ACCEPT, _STALL, IPMResult, _Best, _predictor_corrector, _solver
+from ._ipm import (
+    _ACCEPT,
+    _STALL,
+    IPMResult,
+    _Best,
+    _predictor_corrector,
+    _scaled_cholesky,
+    _solver,
+)
 from ._ipm import _Point as _IPMPoint
 
 __all__ = ["CompactResult", "compact_mrc_ipm"]
@@ -96,27 +104,17 @@ class _Point(_IPMPoint):
 def _inverse_factors(cap):
     """``L^-1`` (lower) of the Cholesky factors ``L L^T`` of the ``K`` matrices ``cap``
     (``I`` plus a PSD term). Where rows far from their bounds make the PSD term huge, its
-    rounding errors can outweigh the ``I``: such a matrix is scaled to a unit diagonal and
-    shifted by a multiple of the identity that grows until the factor exists (as
-    :func:`~._ipm._solver` does)."""
+    rounding errors can outweigh the ``I``: such a matrix is factored as
+    :func:`~._ipm._scaled_cholesky` does (scaled to a unit diagonal, shifted until the factor
+    exists)."""
     try:
         return np.linalg.inv(np.linalg.cholesky(cap))
     except np.linalg.LinAlgError:
         pass
     out = np.empty_like(cap)
     for k, A in enumerate(cap):
-        scale = 1.0 / np.sqrt(A.diagonal())
-        An = A * scale[:, None] * scale[None, :]
-        shift = 0.0
-        for _ in range(8):
-            An[np.diag_indices_from(An)] = 1.0 + shift
-            try:
-                out[k] = np.linalg.inv(np.linalg.cholesky(An)) * scale[None, :]
-                break
-            except np.linalg.LinAlgError:
-                shift = 1e-14 if shift == 0.0 else 100.0 * shift
-        else:
-            raise np.linalg.LinAlgError("a class block stayed singular")
+        (factor, _), scale = _scaled_cholesky(A)
+        out[k] = np.linalg.inv(np.tril(factor)) * scale[None, :]
     return out
 
 
@@ -139,8 +137,7 @@ def _newton(F: _Rows, p: _Point, r_nu, r1, r2, rw, rp, rsig):
     # per class: (diag(delta) + Q Q^T)^-1, Q = Phi_y diag(sqrt(theta_y)), by its d x d
     # capacitance C = I + Q^T diag(1/delta) Q (>= I: well conditioned)
     rt = np.sqrt(theta)
-    PsiT = F.Psi.T
-    cap = (PsiT[None, :, :] * inv[:, None, :s]) @ F.Psi
+    cap = (F.Psi.T[None, :, :] * inv[:, None, :s]) @ F.Psi
     cap += (F.C * inv[:, s:])[:, :, None] * F.C[:, None, :]
     cap *= rt[:, :, None] * rt[:, None, :]
     cap[:, np.arange(cap.shape[1]), np.arange(cap.shape[1])] += 1.0
@@ -150,8 +147,7 @@ def _newton(F: _Rows, p: _Point, r_nu, r1, r2, rw, rp, rsig):
     def block_solve(h):
         t = h * inv
         u = rt * F.tdot(t)
-        u = (Linv @ u[:, :, None])
-        u = (LinvT @ u)[:, :, 0]
+        u = (LinvT @ (Linv @ u[:, :, None]))[:, :, 0]
         return t - inv * F.dot(rt * u)
 
     # Schur complement of the class blocks on the per-sample rows

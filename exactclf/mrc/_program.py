@@ -45,7 +45,7 @@ class ScoredProgram:
         self.n_constraints = data.K
         self.max_violation = np.inf
         self.dual_rows = None
-        self._step = 1.0  # rows at the iterate itself (see _ccg._SEPARATION_STEP)
+        self._step = 1.0  # rows at the iterate itself (see _SEPARATION_STEP)
         self._anchors: list = []  # (mu, its scores) of the last best points (_scores_at)
 
     def _evaluate(self, mu):

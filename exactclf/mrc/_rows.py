@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["row_coefficients", "row_upper", "lp_rows", "lp_columns", "lp_costs", "stack_rows",
-           "RowPool"]
+__all__ = ["Aging", "row_coefficients", "row_upper", "lp_rows", "lp_columns", "lp_costs",
+           "stack_rows", "RowPool"]
 
 
 def row_coefficients(U, masks, feats, d, embedding=None) -> sp.csr_matrix:
@@ -115,10 +115,39 @@ def stack_rows(a, b):
 _DROP_AFTER = 3
 
 
+class Aging:
+    """How many consecutive solves each entry of a restricted LP (a row, or a whole sample's
+    rows: :mod:`._samples`) has stayed inactive, and which to delete: those inactive for
+    ``_DROP_AFTER`` solves, but only once the LP value has risen since the previous deletion
+    (so no cycling)."""
+
+    def __init__(self):
+        self.age = np.zeros(0, dtype=np.int64)
+        self.level = -np.inf
+
+    def grow(self, n: int) -> None:
+        """``n`` new entries, active."""
+        self.age = np.r_[self.age, np.zeros(n, dtype=np.int64)]
+
+    def step(self, inactive: np.ndarray, may_drop: bool, objective: float) -> np.ndarray:
+        """Age the entries by a solve of value ``objective`` (``inactive``: their mask);
+        the mask of those to delete (none unless ``may_drop``)."""
+        self.age = np.where(inactive, self.age + 1, 0)
+        if not may_drop or objective <= self.level + 1e-12 * max(1.0, abs(objective)):
+            return np.zeros(len(self.age), dtype=bool)
+        return self.age >= _DROP_AFTER
+
+    def deleted(self, drop: np.ndarray, objective: float) -> None:
+        """The entries ``drop`` (a mask) were deleted after the solve of value
+        ``objective``."""
+        self.age = self.age[~drop]
+        self.level = objective
+
+
 class RowPool:
     """The rows of the persistent 0-1 MRC LP ``lp`` (columns as in :func:`lp_rows`): per row
-    its ``psi``-vector (``U``), subset mask (``M``), key ``(sample, mask bytes)`` and ``age``,
-    the number of consecutive solves with a basic slack.
+    its ``psi``-vector (``U``), subset mask (``M``), key ``(sample, mask bytes)`` and age
+    (``aging``: :class:`Aging`, inactive meaning a basic slack).
 
     It starts with the class rows ``classes`` (row ``c``: the subset ``{c}``), which are never
     deleted. Rows whose slack has stayed basic for ``_DROP_AFTER`` solves are deleted (the
@@ -144,9 +173,8 @@ class RowPool:
         self.U = sp.csr_matrix((0, self.d)) if sparse else np.zeros((0, self.d))
         self.M = np.zeros((0, K), dtype=bool)
         self.keys: list = []
-        self.age = np.zeros(0, dtype=np.int64)
+        self.aging = Aging()
         self.seen: set = set()  # keys of the rows in the LP
-        self.drop_level = -np.inf
         self.add(classes, np.eye(K, dtype=bool), [None] * K, active)
 
     def add(self, U, masks, keys, active) -> None:
@@ -156,7 +184,7 @@ class RowPool:
         self.U = stack_rows(self.U, U)
         self.M = np.vstack([self.M, masks])
         self.keys.extend(keys)
-        self.age = np.r_[self.age, np.zeros(U.shape[0], dtype=np.int64)]
+        self.aging.grow(U.shape[0])
 
     def dual_rows(self, alpha):
         """The rows weighted by ``alpha`` (one weight per row, clipped at 0 and normalized):
@@ -194,20 +222,15 @@ class RowPool:
     def age_and_drop(self, res, may_drop: bool) -> int:
         """Age the rows by the solve ``res``; when ``may_drop`` and the LP value rose since
         the last deletion, delete the rows that have stayed inactive. Returns how many."""
-        self.age = np.where(res.row_basic, self.age + 1, 0)
-        if not may_drop or res.objective <= self.drop_level + 1e-12 * max(1.0,
-                                                                         abs(res.objective)):
-            return 0
-        drop = np.flatnonzero(self.age >= _DROP_AFTER)
-        drop = drop[drop >= self.M.shape[1]]  # never the class rows
+        mask = self.aging.step(res.row_basic, may_drop, res.objective)
+        mask[:self.M.shape[1]] = False  # never the class rows
+        drop = np.flatnonzero(mask)
         if len(drop) == 0:
             return 0
         self.lp.delete_rows(drop)
-        keep = np.ones(len(self.age), dtype=bool)
-        keep[drop] = False
         for j in drop:
             self.seen.discard(self.keys[j])
-        self.keys = [k for k, kept in zip(self.keys, keep, strict=True) if kept]
-        self.U, self.M, self.age = self.U[keep], self.M[keep], self.age[keep]
-        self.drop_level = res.objective
+        self.keys = [k for k, dropped in zip(self.keys, mask, strict=True) if not dropped]
+        self.U, self.M = self.U[~mask], self.M[~mask]
+        self.aging.deleted(mask, res.objective)
         return len(drop)

@@ -29,6 +29,7 @@ from ._bounds import mixture_lower_bound
 from ._ipm_compact import compact_mrc_ipm
 from ._lp import LPResult
 from ._program import _SEPARATION_STEP, _START_RADIUS, _START_ROWS, ScoredProgram
+from ._rows import Aging
 from ._training import TrainingSet
 
 __all__ = ["NotSolved", "SampleProgram", "layer_cake_rows", "whole_samples_fit"]
@@ -54,9 +55,6 @@ _LOOSE = 1e-4
 #: the sample program's LP is solved to this share of ``eps1`` (at least this relative
 #: tolerance; ``tol`` where smaller): the generation stops at ``eps1``
 _IPM_SHARE, _IPM_TOL = 1e-2, 1e-8
-#: a sample whose rows all have had slacks above their duals in this many consecutive
-#: solves is deleted (after the LP value rose since the last deletion, so no cycling)
-_DROP_AFTER = 3
 #: a dual weight below this share of the largest is rounding of the interior point method:
 #: set to 0 in the certificate's rows (the bound is priced exactly either way)
 _DUAL_FLOOR = 1e-10
@@ -135,9 +133,9 @@ class SampleProgram(ScoredProgram):
         tau, lam = data.tau.reshape(K, d), data.lam.reshape(K, d)
         self.c1, self.c2 = lam - tau, tau + lam
         self.samples = np.zeros(0, dtype=np.int64)
-        self.age = np.zeros(0, dtype=np.int64)
+        # (a sample is inactive while all its rows have slacks above their duals)
+        self.aging = Aging()
         self.in_lp = np.zeros(data.Psi.shape[0], dtype=bool)
-        self.drop_level = -np.inf
         self.features = np.arange(data.m)
 
     @property
@@ -155,7 +153,7 @@ class SampleProgram(ScoredProgram):
     def _add_samples(self, idx) -> None:
         idx = np.asarray(idx, dtype=np.int64)
         self.samples = np.r_[self.samples, idx]
-        self.age = np.r_[self.age, np.zeros(len(idx), dtype=np.int64)]
+        self.aging.grow(len(idx))
         self.in_lp[idx] = True
         self.n_constraints += len(idx)
 
@@ -233,16 +231,13 @@ class SampleProgram(ScoredProgram):
             more = self._most_violated(ev.g - res.nu, self.n_max)
             new = np.r_[new, more[~np.isin(more, new)][:self.n_max - len(new)]]
         s = len(self.samples)
-        inactive = np.all(res.s[:, :s] > res.y[:, :s], axis=0)
-        self.age = np.where(inactive, self.age + 1, 0)
-        n_deleted = 0
-        if len(new) and res.objective > self.drop_level + 1e-12:
-            drop = self.age >= _DROP_AFTER
-            if drop.any():
-                self.in_lp[self.samples[drop]] = False
-                self.samples, self.age = self.samples[~drop], self.age[~drop]
-                self.drop_level = res.objective
-                n_deleted = int(drop.sum())
+        drop = self.aging.step(np.all(res.s[:, :s] > res.y[:, :s], axis=0), len(new) > 0,
+                               res.objective)
+        n_deleted = int(drop.sum())
+        if n_deleted:
+            self.in_lp[self.samples[drop]] = False
+            self.samples = self.samples[~drop]
+            self.aging.deleted(drop, res.objective)
         if self.verbose:
             print(
                 f"[MRCCCG] iter {it:4d}  LP {res.objective:.8f}  R(mu) {ev.R:.8f}  "
