@@ -23,6 +23,8 @@ from exactclf._backend import CPU, REFERENCE
 from exactclf.mrc import MRCCCG, mrc_full_lp, mrc_statistics
 from exactclf.mrc._bounds import dual_lower_bound, most_violated, most_violated_bruteforce
 from exactclf.mrc._ccg import mrc_ccg
+from exactclf.mrc._ipm import numpy_blas_serial
+from exactclf.mrc._kernels import subset_weights, thresholds_cpu
 from exactclf.mrc._lp import (
     GurobiLicenceError,
     GurobiLP,
@@ -168,6 +170,47 @@ def test_most_violated_with_many_classes_is_the_full_sorted_scan(K):
     g_ref, size_ref = most_violated(V, REFERENCE)
     np.testing.assert_array_equal(g_cpu, g_ref)
     np.testing.assert_array_equal(size_cpu, size_ref)
+
+
+@pytest.mark.parametrize("K", [2, 10, 50, 200])
+def test_smoothing_thresholds_are_the_most_violated_subsets(K):
+    # the smoothed start's kernel (Michelot's threshold, sums reassociated) against the
+    # certified kernel: the same sizes, thresholds equal up to rounding at each row's scale
+    rng = np.random.default_rng(K)
+    V = rng.normal(size=(2000, K)) * 10.0 ** rng.uniform(-3, 3, size=(2000, 1))
+    V += 10.0 ** rng.uniform(-3, 6, size=(2000, 1)) * rng.choice([-1, 1], size=(2000, 1))
+    V[:300] = np.round(V[:300])
+    V[300:600, :max(K // 2, 1)] = V[300:600, :1]
+    V[600:700] = 0.0
+    g, size = most_violated(V, CPU)
+    t, count = thresholds_cpu(V)
+    scale = np.abs(V).max(axis=1) + 1.0
+    assert np.all(np.abs(t - (g - 1.0)) <= 1e-13 * scale)
+    np.testing.assert_array_equal(count, size)
+    w = rng.random(len(V))
+    np.testing.assert_array_equal(subset_weights(V, t, w), (V > t[:, None]) * w[:, None])
+
+
+def test_numpy_blas_serial_limits_numpy_s_blas_only():
+    # numpy's BLAS on one thread inside, scipy's (where it is another library) untouched,
+    # everything restored after
+    import os
+
+    from threadpoolctl import ThreadpoolController, threadpool_info
+
+    before = {i["filepath"]: i["num_threads"] for i in threadpool_info()
+              if i["user_api"] == "blas"}
+    root = os.path.realpath(os.path.dirname(np.__file__))
+    own = {f for f in before if os.path.realpath(f).startswith(root)}
+    separate = bool(own) and len(own) < len(before)
+    with numpy_blas_serial():
+        inside = {c.filepath: c.num_threads
+                  for c in ThreadpoolController().select(user_api="blas").lib_controllers}
+    for f, n in inside.items():
+        assert n == (before[f] if separate and f not in own else 1)
+    after = {i["filepath"]: i["num_threads"] for i in threadpool_info()
+             if i["user_api"] == "blas"}
+    assert after == before
 
 
 @pytest.mark.parametrize("K", [2, 3])

@@ -37,12 +37,14 @@ boundary).
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.blas import dgemv, dsyrk
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["IPMResult", "WarmStart", "dense_mrc_ipm"]
 
@@ -123,6 +125,25 @@ def _dot(F, v, transpose: bool = False):
     the products (2 cores: a 2000 x 3000 ``syrk`` followed by a product with numpy took
     0.168 s, with scipy 0.124 s, the ``syrk`` alone 0.114 s)."""
     return dgemv(1.0, F.T, v, trans=0 if transpose else 1)
+
+
+def numpy_blas_serial():
+    """A context (:meth:`threadpoolctl.ThreadpoolController.limit`) in which numpy's BLAS runs
+    on one thread and scipy's keeps its threads, where the two are separate libraries (as in
+    the pip wheels, each with its own OpenBLAS); elsewhere all BLAS runs on one thread.
+
+    The IPMs' large products (a normal matrix's ``syrk`` and its Cholesky factor) are
+    scipy's, their many small ones numpy's; with both libraries threaded, each library's
+    threads, spinning after a call, slow the other's calls (figures in
+    ``benchmarks/results/mrc_multiclass.txt``).
+    """
+    blas = ThreadpoolController().select(user_api="blas")
+    root = os.path.realpath(os.path.dirname(np.__file__))
+    own = [lib.filepath for lib in blas.lib_controllers
+           if os.path.realpath(lib.filepath).startswith(root)]
+    if own and len(own) < len(blas.lib_controllers):
+        return blas.select(filepath=own).limit(limits=1)
+    return blas.limit(limits=1)
 
 
 def _scaled_cholesky(M):

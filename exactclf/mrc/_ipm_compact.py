@@ -151,8 +151,10 @@ def _newton(F: _Rows, p: _Point, r_nu, r1, r2, rw, rp, rsig):
         return t - inv * F.dot(rt * u)
 
     # Schur complement of the class blocks on the per-sample rows
-    G = ((tw * inv[:, :s])[:, :, None] * F.Psi[None, :, :] * rt[:, None, :]) @ LinvT
-    G = np.ascontiguousarray(G.transpose(1, 0, 2)).reshape(s, K * Linv.shape[1])
+    # (G_y = diag(tw_y inv_y) Psi diag(rt_y) L_y^-T, side by side: one product with Psi)
+    d = Linv.shape[1]
+    G = F.Psi @ (rt[:, :, None] * LinvT).transpose(1, 0, 2).reshape(d, K * d)
+    G.reshape(s, K, d)[...] *= (tw * inv[:, :s]).T[:, :, None]
     S = dsyrk(1.0, G, lower=1)
     S[np.diag_indices_from(S)] += p.sig / p.pi + (tw * s_y[:, :s] * inv[:, :s]).sum(axis=0)
     schur = _solver(S)

@@ -13,13 +13,45 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["most_violated_cpu", "most_violated_xp"]
+__all__ = ["most_violated_cpu", "most_violated_xp", "subset_weights", "thresholds_cpu"]
 
 
 #: from this many classes on, the kernel sorts only the scores near the threshold (below it,
 #: sorting all of them is cheaper; 10000 samples: 10 classes 1.2 vs 1.7 ms, 20 equal, 50 10.2
 #: vs 5.7 ms, 100 29.8 vs 14.0 ms, 200 105 vs 22 ms)
 _SELECT_FROM = 24
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _threshold(row):  # pragma: no cover - compiled
+    """``(t, c)``: the threshold ``t`` with ``sum_y (v_y - t)_+ = 1`` for the scores ``row``
+    and the number ``c`` of scores above it, by Michelot's passes: ``t`` rises from the mean
+    of all (a prefix mean of the sorted scores, hence at most the peak) to the threshold,
+    each pass keeping the scores above the last ``t``. ``t`` is the best subset's value
+    ``max_C (sum_C v - 1) / |C|`` (up to rounding: its sum is not in sorted order) and ``c``
+    its size. (Its sums may be reassociated: vectorized, the passes took 2.5x less time at 100
+    classes.)"""
+    K = row.shape[0]
+    total = 0.0
+    for k in range(K):
+        total += row[k]
+    count = K
+    t = (total - 1.0) / K
+    while True:
+        s = 0.0
+        c = 0
+        for k in range(K):
+            # a select, not a branch: whether a score is above t is unpredictable, and the
+            # branching loop took 5x longer (50 classes, 10000 samples: 10.3 vs 2.0 ms)
+            x = row[k]
+            above = x > t
+            s += x if above else 0.0
+            c += 1 if above else 0
+        if c >= count or c == 0:
+            break
+        count = c
+        t = (s - 1.0) / c
+    return t, count
 
 
 @njit(cache=True)
@@ -40,26 +72,10 @@ def _top_scores(row, v):  # pragma: no cover - compiled
                 j -= 1
             v[j] = x
         return K
-    # Michelot's passes: t rises from the mean of all (a prefix mean, hence at most the
-    # peak) to the threshold, each pass keeping the scores above the last t
-    total = 0.0
+    t, _ = _threshold(row)
     top = -np.inf
     for k in range(K):
-        total += row[k]
         top = max(top, row[k])
-    count = K
-    t = (total - 1.0) / K
-    while True:
-        s = 0.0
-        c = 0
-        for k in range(K):
-            if row[k] > t:
-                s += row[k]
-                c += 1
-        if c >= count or c == 0:
-            break
-        count = c
-        t = (s - 1.0) / c
     low = t - 1e-9 * (abs(top) + abs(t) + 1.0)
     c = 0
     for k in range(K):
@@ -97,6 +113,33 @@ def most_violated_cpu(V):  # pragma: no cover - compiled
         g[i] = best + 1.0
         size[i] = k_best
     return g, size
+
+
+@njit(cache=True)
+def thresholds_cpu(V):  # pragma: no cover - compiled
+    """``(t, size)`` of every row of the C-contiguous float64 array ``V``: the threshold
+    ``t = g - 1`` of :func:`most_violated_cpu` and the number of scores above it, without its
+    sorted scan (equal to its ``g - 1`` and ``size`` up to rounding, not bit for bit: for the
+    smoothed start, which certifies nothing)."""
+    n = V.shape[0]
+    t = np.empty(n)
+    size = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        t[i], size[i] = _threshold(V[i])
+    return t, size
+
+
+@njit(cache=True)
+def subset_weights(V, t, w):  # pragma: no cover - compiled
+    """``G[i, y] = w[i]`` where ``V[i, y] > t[i]`` (the labels of sample ``i``'s best
+    subset, :func:`thresholds_cpu`), else 0: one pass, where NumPy's mask and product take
+    two and a temporary."""
+    n, K = V.shape
+    G = np.empty((n, K))
+    for i in range(n):
+        for y in range(K):
+            G[i, y] = w[i] if V[i, y] > t[i] else 0.0
+    return G
 
 
 def most_violated_xp(V, xp):

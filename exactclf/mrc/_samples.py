@@ -22,10 +22,10 @@ layer-cake decomposition (:func:`layer_cake_rows`): the certificate's rows.
 from __future__ import annotations
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from .._backend import REFERENCE, Backend
 from ._bounds import mixture_lower_bound
+from ._ipm import numpy_blas_serial
 from ._ipm_compact import compact_mrc_ipm
 from ._lp import LPResult
 from ._program import _SEPARATION_STEP, _START_RADIUS, _START_ROWS, ScoredProgram
@@ -55,6 +55,11 @@ _LOOSE = 1e-4
 #: the sample program's LP is solved to this share of ``eps1`` (at least this relative
 #: tolerance; ``tol`` where smaller): the generation stops at ``eps1``
 _IPM_SHARE, _IPM_TOL = 1e-2, 1e-8
+#: when a solve leaves samples violated by more than ``eps1``, those within this many times the
+#: largest violation of being violated join the next LP too (up to ``n_max``): its solution
+#: moves about that far, and they would be violated there (50 and 100 classes, n = 10000: 3
+#: solves -> 2; benchmarks/results/mrc_multiclass.txt)
+_NEAR = 1.0
 #: a dual weight below this share of the largest is rounding of the interior point method:
 #: set to 0 in the certificate's rows (the bound is priced exactly either way)
 _DUAL_FLOOR = 1e-10
@@ -174,9 +179,7 @@ class SampleProgram(ScoredProgram):
         K, d = data.K, data.d
         ub = self.box.use(self.features)
         tol = min(self.tol, max(_IPM_TOL, _IPM_SHARE * self.eps1))
-        # small products alternate with the Schur complement's syrk: numpy's and scipy's
-        # BLAS, each with threads spinning after a call, cost 3x one thread (50 classes)
-        with threadpool_limits(1, "blas"):
+        with numpy_blas_serial():
             res = compact_mrc_ipm(self._psi(self.samples), data.centroids, self.c1, self.c2,
                                   ub[0::2].reshape(K, d), ub[1::2].reshape(K, d), tol=tol,
                                   time_limit=remaining)
@@ -214,22 +217,28 @@ class SampleProgram(ScoredProgram):
         self.dual_rows = (sample, Q, values, alpha / total, cls / total)
         return bound
 
-    def _most_violated(self, viol, n_max: int) -> np.ndarray:
-        """The ``n_max`` samples not in the LP most violated by more than ``eps1``."""
+    def _most_violated(self, viol, above: float) -> np.ndarray:
+        """The samples not in the LP violated by more than ``above``, most violated first."""
         viol = np.where(self.in_lp, -np.inf, viol)
-        cand = np.flatnonzero(viol > self.eps1)
-        return cand[np.argsort(-viol[cand], kind="stable")][:n_max]
+        cand = np.flatnonzero(viol > above)
+        return cand[np.argsort(-viol[cand], kind="stable")]
 
     def extend(self, it, best, lower) -> bool:
         res, ev = self.ipm, self.ev
         self.box.update(self.res, ev.R, best, self.tol)
-        self.max_violation = float((ev.g - res.nu).max())
+        viol = ev.g - res.nu
+        self.max_violation = float(viol.max())
+
+        def fill(new, more):
+            return np.r_[new, more[~np.isin(more, new)]][:self.n_max]
+
         new = np.zeros(0, dtype=np.int64)
         if self._step < 1.0:
-            new = self._most_violated(self._separation(best)[1], self.n_max)
-        if len(new) < self.n_max:  # the rest at the iterate (the generation ends when none)
-            more = self._most_violated(ev.g - res.nu, self.n_max)
-            new = np.r_[new, more[~np.isin(more, new)][:self.n_max - len(new)]]
+            new = self._most_violated(self._separation(best)[1], self.eps1)
+        # the rest at the iterate (the generation ends when none)
+        new = fill(new, self._most_violated(viol, self.eps1))
+        if len(new):  # another solve follows: the nearly violated samples join it too
+            new = fill(new, self._most_violated(viol, -_NEAR * self.max_violation))
         s = len(self.samples)
         drop = self.aging.step(np.all(res.s[:, :s] > res.y[:, :s], axis=0), len(new) > 0,
                                res.objective)

@@ -43,7 +43,7 @@ from threadpoolctl import threadpool_limits
 
 from ..linear._incumbent import stop_at
 from ._bounds import class_scores_matrix
-from ._kernels import most_violated_cpu
+from ._kernels import subset_weights, thresholds_cpu
 from ._training import TrainingSet
 
 __all__ = ["smoothed_start", "SMOOTH_MIN_CLASSES"]
@@ -66,16 +66,17 @@ def _smoothed_risk(x, gamma: float, data: TrainingSet, Psi_T):
     m = data.m
     mu = x[:m] - x[m:]
     V = np.asarray(data.Psi @ class_scores_matrix(mu, data.K, data.d, data.B).T)
-    g, size = most_violated_cpu(np.ascontiguousarray(V, dtype=np.float64))
-    top = float(g.max())
-    e = np.exp(gamma * (g - top))
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    t, size = thresholds_cpu(V)
+    top = float(t.max())
+    e = np.exp(gamma * (t - top))
     total = float(e.sum())
     # d lse / d V[i, y]: the sample's softmax weight, spread evenly over its subset (the labels
-    # above its threshold g_i - 1)
-    G = (V > (g - 1.0)[:, None]) * (e / (total * size))[:, None]
+    # above its threshold t_i = g_i - 1)
+    G = subset_weights(V, t, e / (total * size))
     # through the embedding (one-hot by default) to mu, q x d
     grad = (data.B.T @ np.asarray(Psi_T @ G).T).ravel() - data.tau
-    value = float(-data.tau @ mu + data.lam @ (x[:m] + x[m:]) + top
+    value = float(-data.tau @ mu + data.lam @ (x[:m] + x[m:]) + top + 1.0
                   + math.log(total) / gamma)
     return value, np.concatenate([grad + data.lam, data.lam - grad])
 
