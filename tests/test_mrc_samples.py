@@ -10,6 +10,7 @@ from scipy.optimize import linprog
 from sklearn.datasets import make_classification
 
 import exactclf.mrc._ccg as _ccg
+import exactclf.mrc._ipm_compact as _ipm_compact
 import exactclf.mrc._samples as _samples
 from exactclf import verify
 from exactclf.mrc import MRCCCG, mrc_full_lp, mrc_statistics
@@ -52,6 +53,29 @@ def test_compact_ipm_matches_the_full_lp(seed):
     # the duals: a distribution over the rows (nu's column), pi_i >= max_y y_iy
     assert abs(res.y.sum() - 1.0) <= 1e-6
     assert np.all(res.pi >= res.y[:, :-1].max(axis=0) - 1e-8)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_class_grams_with_and_without_the_column_pairs(monkeypatch, seed):
+    # Psi^T diag(w_y) Psi by the kept products of column pairs and by a product per class:
+    # both the definition (relative to the entries' scale), and the same solve either way
+    Psi, y, K = _instance(seed)
+    rng = np.random.default_rng(seed)
+    W = rng.random((K, len(y))) * 10.0 ** rng.uniform(-3, 3, size=(K, 1))
+    want = np.einsum("ij,yi,ik->yjk", Psi, W, Psi)
+    tau, lam = mrc_statistics(Psi, y, K, 0.3)
+    centroids, c1, c2 = _program_inputs(Psi, y, K, tau, lam)
+    inf = np.full(c1.shape, np.inf)
+    results = []
+    for limit in (_ipm_compact._PAIRS_MAX_ENTRIES, 0):
+        monkeypatch.setattr(_ipm_compact, "_PAIRS_MAX_ENTRIES", limit)
+        rows = _ipm_compact._Rows(Psi, centroids)
+        assert (rows._pairs is None) == (limit == 0)
+        scale = np.einsum("ij,yi,ij->y", np.abs(Psi), W, np.abs(Psi)).max()
+        np.testing.assert_allclose(rows.grams(W), want, rtol=0, atol=1e-13 * scale)
+        results.append(compact_mrc_ipm(Psi, centroids, c1, c2, inf, inf, tol=1e-9))
+    assert all(r.converged for r in results)
+    assert abs(results[0].objective - results[1].objective) <= 1e-7 * abs(results[1].objective)
 
 
 def _compact_lp_by_highs(Psi, centroids, c1, c2, u1, u2):

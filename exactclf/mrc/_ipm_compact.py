@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import dsyrk
+from scipy.linalg.blas import dgemm, dsyrk
 
 from ._ipm import (
     _ACCEPT,
@@ -61,6 +61,10 @@ _REFINE = 3
 #: digits with 64 Fourier features, 10 classes: without it the residuals grew from 1e-11 to
 #: 1.7 two iterations before convergence; with 1e-12 or 1e-10 it converged in 36)
 _FLOOR = 1e-12
+#: the products of every pair of ``psi``'s columns (``s x d (d + 1) / 2``) are kept where they
+#: have at most this many entries (32 MiB): the class blocks' ``d x d`` Gram matrices are then
+#: one product with them instead of ``K`` products with ``Psi``
+_PAIRS_MAX_ENTRIES = 2**22
 
 
 @dataclass
@@ -81,7 +85,11 @@ class _Rows:
 
     def __init__(self, Psi, centroids):
         self.Psi, self.C = Psi, centroids
-        self.s = Psi.shape[0]
+        self.s, d = Psi.shape
+        self._upper = np.triu_indices(d)
+        self._pairs = None
+        if self.s * len(self._upper[0]) <= _PAIRS_MAX_ENTRIES:
+            self._pairs = Psi[:, self._upper[0]] * Psi[:, self._upper[1]]
 
     def dot(self, u):
         out = np.empty((u.shape[0], self.s + 1))
@@ -91,6 +99,19 @@ class _Rows:
 
     def tdot(self, v):
         return v[:, :-1] @ self.Psi + self.C * v[:, -1:]
+
+    def grams(self, weights):
+        """``Psi^T diag(weights[y]) Psi`` for every row ``y`` of ``weights`` (``K x s``):
+        one product with the pairwise products of ``psi``'s columns where they are kept, a
+        product per class otherwise."""
+        if self._pairs is None:
+            return (self.Psi.T[None, :, :] * weights[:, None, :]) @ self.Psi
+        upper = dgemm(1.0, weights, self._pairs)
+        d = self.Psi.shape[1]
+        out = np.empty((len(weights), d, d))
+        out[:, self._upper[0], self._upper[1]] = upper
+        out[:, self._upper[1], self._upper[0]] = upper
+        return out
 
 
 class _Point(_IPMPoint):
@@ -137,7 +158,7 @@ def _newton(F: _Rows, p: _Point, r_nu, r1, r2, rw, rp, rsig):
     # per class: (diag(delta) + Q Q^T)^-1, Q = Phi_y diag(sqrt(theta_y)), by its d x d
     # capacitance C = I + Q^T diag(1/delta) Q (>= I: well conditioned)
     rt = np.sqrt(theta)
-    cap = (F.Psi.T[None, :, :] * inv[:, None, :s]) @ F.Psi
+    cap = F.grams(inv[:, :s])
     cap += (F.C * inv[:, s:])[:, :, None] * F.C[:, None, :]
     cap *= rt[:, :, None] * rt[:, None, :]
     cap[:, np.arange(cap.shape[1]), np.arange(cap.shape[1])] += 1.0
@@ -153,8 +174,8 @@ def _newton(F: _Rows, p: _Point, r_nu, r1, r2, rw, rp, rsig):
     # Schur complement of the class blocks on the per-sample rows
     # (G_y = diag(tw_y inv_y) Psi diag(rt_y) L_y^-T, side by side: one product with Psi)
     d = Linv.shape[1]
-    G = F.Psi @ (rt[:, :, None] * LinvT).transpose(1, 0, 2).reshape(d, K * d)
-    G.reshape(s, K, d)[...] *= (tw * inv[:, :s]).T[:, :, None]
+    G = dgemm(1.0, F.Psi, (rt[:, :, None] * LinvT).transpose(1, 0, 2).reshape(d, K * d))
+    G.reshape((s, d, K), order="F")[...] *= (tw * inv[:, :s]).T[:, None, :]
     S = dsyrk(1.0, G, lower=1)
     S[np.diag_indices_from(S)] += p.sig / p.pi + (tw * s_y[:, :s] * inv[:, :s]).sum(axis=0)
     schur = _solver(S)
