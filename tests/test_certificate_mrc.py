@@ -115,6 +115,9 @@ def test_tampering_is_rejected(kw):
     # a claimed bound above what the dual point proves
     assert "dual bound" in _failed(verify(clf, X, y, certificate=_tampered(
         cert, _fields={"bound": cert.bound + 1e-3})))
+    # a claimed bound below what the dual point proves is conservative: it verifies
+    assert verify(clf, X, y, certificate=_tampered(
+        cert, _fields={"bound": cert.bound - 1e-6 * abs(cert.bound)})).ok
     # a claimed upper_ below R(mu)
     assert "value = R(mu)" in _failed(verify(clf, X, y, certificate=_tampered(
         cert, _fields={"value": cert.value - 1e-6})))

@@ -157,7 +157,10 @@ def check_mrc_dual(model, cert, X, y, w, report) -> float | None:
     scaled = over & (lam > 0)
     t = float(np.max(1.0 - lam[scaled] / az[scaled])) if scaled.any() else 0.0
     proven = 0.0 if stuck.any() else max((1.0 - t) * D, 0.0)
-    report.add("dual bound", _close(cert.bound, proven, abs(D)),
+    # a claim below what the point proves is conservative, not wrong (the estimator prices
+    # rounding-level excesses |z_j| - lambda_j more strictly than _ZERO_RTOL, in its own
+    # column scaling, and caps the bound at R(mu))
+    report.add("dual bound", cert.bound <= proven + _RTOL * abs(D),
                f"the dual point proves {proven!r} (D = {D!r}; of its {len(z)} features "
                f"{int(over.sum())} with |z| > lambda, repaired by mixing in a weight {t:.3g} "
                "of the empirical distribution"
