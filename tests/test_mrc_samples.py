@@ -75,7 +75,8 @@ def test_class_grams_with_and_without_the_column_pairs(monkeypatch, seed):
         np.testing.assert_allclose(rows.grams(W), want, rtol=0, atol=1e-13 * scale)
         results.append(compact_mrc_ipm(Psi, centroids, c1, c2, inf, inf, tol=1e-9))
     assert all(r.converged for r in results)
-    assert abs(results[0].objective - results[1].objective) <= 1e-7 * abs(results[1].objective)
+    # (each to the IPM's accuracy, as against the full LP above)
+    assert abs(results[0].objective - results[1].objective) <= 1e-5 * abs(results[1].objective)
 
 
 def _compact_lp_by_highs(Psi, centroids, c1, c2, u1, u2):
