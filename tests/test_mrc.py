@@ -7,6 +7,7 @@ package builds it.
 
 import dataclasses
 import itertools
+import os
 import warnings
 from types import SimpleNamespace
 
@@ -18,6 +19,7 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
+from threadpoolctl import ThreadpoolController, threadpool_info
 
 from exactclf._backend import CPU, REFERENCE
 from exactclf.mrc import MRCCCG, mrc_full_lp, mrc_statistics
@@ -194,10 +196,6 @@ def test_smoothing_thresholds_are_the_most_violated_subsets(K):
 def test_numpy_blas_serial_limits_numpy_s_blas_only():
     # numpy's BLAS on one thread inside, scipy's (where it is another library) untouched,
     # everything restored after
-    import os
-
-    from threadpoolctl import ThreadpoolController, threadpool_info
-
     before = {i["filepath"]: i["num_threads"] for i in threadpool_info()
               if i["user_api"] == "blas"}
     root = os.path.realpath(os.path.dirname(np.__file__))

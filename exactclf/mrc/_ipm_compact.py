@@ -107,14 +107,13 @@ class _Rows:
         are kept, a ``syrk`` per class otherwise."""
         d = self.Psi.shape[1]
         out = np.empty((len(weights), d, d))
+        i, j = self._upper
         if self._pairs is None:
-            for k, w in enumerate(weights):
+            for k, w in enumerate(weights):  # (syrk fills the upper triangle)
                 out[k] = dsyrk(1.0, self.Psi * np.sqrt(w)[:, None], trans=1)
-            upper = out[:, self._upper[0], self._upper[1]]
         else:
-            upper = dgemm(1.0, weights, self._pairs)
-        out[:, self._upper[0], self._upper[1]] = upper
-        out[:, self._upper[1], self._upper[0]] = upper
+            out[:, i, j] = dgemm(1.0, weights, self._pairs)
+        out[:, j, i] = out[:, i, j]
         return out
 
 

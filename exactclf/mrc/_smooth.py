@@ -68,8 +68,8 @@ def _smoothed_risk(x, gamma: float, data: TrainingSet, Psi_T):
     """The smoothed risk at ``x = (mu1, mu2)`` and its gradient."""
     m = data.m
     mu = x[:m] - x[m:]
-    V = np.asarray(data.Psi @ class_scores_matrix(mu, data.K, data.d, data.B).T)
-    V = np.ascontiguousarray(V, dtype=np.float64)
+    V = np.ascontiguousarray(data.Psi @ class_scores_matrix(mu, data.K, data.d, data.B).T,
+                             dtype=np.float64)
     t, size = thresholds_cpu(V)
     top = float(t.max())
     e = np.exp(gamma * (t - top))
