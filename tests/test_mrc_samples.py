@@ -124,6 +124,38 @@ def test_compact_ipm_with_bounds_and_a_subset_of_samples_matches_highs(seed):
     assert abs(res.objective - ref) <= 1e-5 * abs(ref)
 
 
+@pytest.mark.parametrize("forced", [False, True])
+@pytest.mark.parametrize("seed", range(16))
+def test_a_warm_start_from_other_samples_reaches_the_lp_value(monkeypatch, seed, forced):
+    # the generation's next LP: a sample of the last one deleted, all the others new (many
+    # violated at the kept iterate, with entries that change the columns' scaling), the box
+    # the same (finite on even seeds); started from the last solve's kept iterate, forced
+    # to start there however violated (else it starts cold when too far)
+    if forced:
+        monkeypatch.setattr(_ipm_compact, "_WARM_VIOLATION", np.inf)
+    Psi, y, K = _instance(seed)
+    tau, lam = mrc_statistics(Psi, y, K, 0.3)
+    centroids, c1, c2 = _program_inputs(Psi, y, K, tau, lam)
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    top = np.abs(Psi).max(axis=0)
+    u = (rng.uniform(0.01, 2.0, size=c1.shape) / np.where(top > 0.0, top, 1.0)
+         if seed % 2 == 0 else np.full(c1.shape, np.inf))
+    first = rng.permutation(n)[:max(1, n // 3)]
+    res1 = compact_mrc_ipm(Psi[first], centroids, c1, c2, u, u, tol=1e-9)
+    assert res1.converged and res1.start is not None
+    second = np.r_[first[1:], np.setdiff1d(np.arange(n), first)]
+    where = np.full(n, -1)
+    where[first] = np.arange(len(first))
+    start = res1.start.samples_for(where[second])
+    assert np.isnan(start.pi).sum() == n - len(first)
+    res2 = compact_mrc_ipm(Psi[second], centroids, c1, c2, u, u, tol=1e-9, start=start)
+    ref = _compact_lp_by_highs(Psi[second], centroids, c1, c2, u, u)
+    assert res2.converged
+    assert res2.started_warm or not forced
+    assert abs(res2.objective - ref) <= 1e-5 * abs(ref)
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_layer_cake_rows_rebuild_the_distribution_and_its_value(seed):
     rng = np.random.default_rng(seed)

@@ -170,7 +170,7 @@ def run_generation(program, max_iter: int, time_limit: float | None,
     >>> res.converged, res.stop_reason, bool(res.upper - res.lower < 1e-7)
     (True, None, True)
     """
-    best = best_iterate = None
+    best = best_iterate = dual_rows = None
     R_hist, U_hist, L_hist = [], [], []
     converged = False
     stop_reason = StopReason.MAX_ITER
@@ -208,7 +208,8 @@ def run_generation(program, max_iter: int, time_limit: float | None,
             R_hist.append(R)
             U_hist.append(best[0])
             bound = program.bound()
-            lower = max(lower, bound)
+            if bound > lower:  # (the certificate starts from the best bound's dual rows)
+                lower, dual_rows = bound, program.dual_rows
             L_hist.append(bound)
             if program.extend(it, best_iterate, lower):
                 converged = True
@@ -226,7 +227,8 @@ def run_generation(program, max_iter: int, time_limit: float | None,
         n_constraints=program.n_constraints, n_lp_rows=program.n_lp_rows,
         active_features=program.active_features,
         lp_solver=program.lp_solver, max_violation=program.max_violation,
-        stop_reason=stop_reason, dual_rows=program.dual_rows,
+        stop_reason=stop_reason,
+        dual_rows=program.dual_rows if dual_rows is None else dual_rows,
     )
 
 

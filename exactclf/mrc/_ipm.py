@@ -300,18 +300,30 @@ def _cold_point(F, b, U1, U2, f1, f2, scale: float) -> _Point:
                   v2=np.where(f2, scale, 0.0), f1=f1, f2=f2)
 
 
+def _columns_inside(x1, x2, v1, v2, U1, U2, f1, f2, mu: float):
+    """A warm start's columns ``x1, x2`` within ``sqrt(mu)`` of a (new) upper bound moved
+    that far inside it (at most half way), their distances ``w1, w2`` to the bounds and the
+    bounds' duals ``v1, v2``, where a bound is new here the one that centres it."""
+    gap = np.sqrt(mu)
+
+    def inside(x, U, f):
+        return np.where(f, np.minimum(x, U - np.minimum(0.5 * U, gap)), x)
+
+    x1, x2 = inside(x1, U1, f1), inside(x2, U2, f2)
+    w1, w2 = np.where(f1, U1 - x1, 1.0), np.where(f2, U2 - x2, 1.0)
+    v1 = np.where(f1, np.where(v1 > 0.0, v1, mu / w1), 0.0)
+    v2 = np.where(f2, np.where(v2 > 0.0, v2, mu / w2), 0.0)
+    return x1, x2, w1, w2, v1, v2
+
+
 def _warm_point(F, b, U1, U2, f1, f2, start: WarmStart) -> _Point:
     """``start`` made interior for this LP: columns closer than ``sqrt(mu)`` to a (new)
     upper bound are moved that far inside it (at most half way), ``nu`` is raised until the
     new rows (NaN in ``start``) have slacks of at least ``sqrt(mu)``, and they get the duals
     ``mu / s``; the residuals this leaves are the infeasible method's to remove."""
     gap = np.sqrt(start.mu)
-
-    def inside(x, U, f):
-        return np.where(f, np.minimum(x, U - np.minimum(0.5 * U, gap)), x)
-
-    x1, x2 = inside(start.x1, U1, f1), inside(start.x2, U2, f2)
-    w1, w2 = np.where(f1, U1 - x1, 1.0), np.where(f2, U2 - x2, 1.0)
+    x1, x2, w1, w2, v1, v2 = _columns_inside(start.x1, start.x2, start.v1, start.v2, U1, U2,
+                                             f1, f2, start.mu)
     new = np.isnan(start.y)
     s, y = start.s.copy(), start.y.copy()
     slack = b[new] - F[new] @ (x1 - x2) + start.nu
@@ -322,9 +334,6 @@ def _warm_point(F, b, U1, U2, f1, f2, start: WarmStart) -> _Point:
     s += shift
     s[new] = slack + shift
     y[new] = start.mu / s[new]
-    # an upper bound that is new here gets the dual that centres it
-    v1 = np.where(f1, np.where(start.v1 > 0.0, start.v1, start.mu / w1), 0.0)
-    v2 = np.where(f2, np.where(start.v2 > 0.0, start.v2, start.mu / w2), 0.0)
     return _Point(x1=x1, x2=x2, nu=start.nu + shift, s=s, w1=w1, w2=w2, y=y, z1=start.z1.copy(),
                   z2=start.z2.copy(), v1=v1, v2=v2, f1=f1, f2=f2)
 

@@ -142,6 +142,7 @@ class SampleProgram(ScoredProgram):
         self.aging = Aging()
         self.in_lp = np.zeros(data.Psi.shape[0], dtype=bool)
         self.features = np.arange(data.m)
+        self._warm = None  # (CompactStart, its samples, its box) of the last solve
 
     @property
     def n_lp_rows(self) -> int:
@@ -182,7 +183,8 @@ class SampleProgram(ScoredProgram):
         with numpy_blas_serial():
             res = compact_mrc_ipm(self._psi(self.samples), data.centroids, self.c1, self.c2,
                                   ub[0::2].reshape(K, d), ub[1::2].reshape(K, d), tol=tol,
-                                  time_limit=remaining)
+                                  time_limit=remaining, start=self._warm_start(ub))
+        self._warm = None if res.start is None else (res.start, self.samples.copy(), ub)
         if res.time_limit_reached:
             return None
         if not res.converged and res.merit > _LOOSE:
@@ -199,6 +201,16 @@ class SampleProgram(ScoredProgram):
         self.mu = (res.x1 - res.x2).ravel()
         self.ev = self._evaluate(self.mu)
         return self.ev.R, self.mu, self.ev.nu
+
+    def _warm_start(self, ub):
+        """The last solve's kept iterate re-indexed to the LP's samples now, where the box
+        is the same (None otherwise: a cold start)."""
+        if self._warm is None or not np.array_equal(self._warm[2], ub):
+            return None
+        start, samples, _ = self._warm
+        pos = np.full(self.data.Psi.shape[0], -1)
+        pos[samples] = np.arange(len(samples))
+        return start.samples_for(pos[self.samples])
 
     def bound(self) -> float:
         """The LP's dual priced over every feature: per sample the label distribution of
@@ -251,7 +263,8 @@ class SampleProgram(ScoredProgram):
             print(
                 f"[MRCCCG] iter {it:4d}  LP {res.objective:.8f}  R(mu) {ev.R:.8f}  "
                 f"lower {lower:.8f}  max violation {self.max_violation:.2e}  LP "
-                f"iterations {res.iterations}  LP samples {len(self.samples)}  "
+                f"iterations {res.iterations}{' (warm)' if res.started_warm else ''}  "
+                f"LP samples {len(self.samples)}  "
                 f"+samples {len(new)}  -samples {n_deleted}  {self.box}  "
                 f"{res.seconds:.1f} s"
             )
