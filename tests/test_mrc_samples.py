@@ -10,6 +10,7 @@ from scipy.optimize import linprog
 from sklearn.datasets import make_classification
 
 import exactclf.mrc._ccg as _ccg
+import exactclf.mrc._estimator as _estimator
 import exactclf.mrc._ipm_compact as _ipm_compact
 import exactclf.mrc._samples as _samples
 from exactclf import verify
@@ -321,3 +322,50 @@ def test_the_final_dual_point_from_a_seed_proves_r_star(monkeypatch, one_column)
     assert np.all(point.alpha > 0) and np.all(np.isin(point.sample, np.arange(n)))
     sizes = (point.Q > 0).sum(axis=1)
     np.testing.assert_allclose(point.Q.max(axis=1) * sizes, 1.0, rtol=1e-12)
+
+
+def test_a_final_dual_lp_out_of_time_keeps_the_seed():
+    # a fit stopped by its time limit leaves the certificate's dual LP no time: the point it
+    # returns is then the seed's (the generation's best bound, priced and re-checkable), not
+    # the class-average rows' alone
+    import time
+
+    import exactclf.mrc._bounds as _bounds
+
+    rng = np.random.default_rng(3)
+    K, n = 8, 40
+    Psi = np.c_[np.ones(n), rng.standard_normal((n, 2))]
+    y = np.r_[np.arange(K), rng.integers(0, K, n - K)]
+    tau, lam = mrc_statistics(Psi, y, K, 0.3)
+    full = mrc_full_lp(Psi, y, K, tau, lam, tol=1e-9)
+    res = _ccg.mrc_ccg(Psi, y, K, tau, lam, eps1=1e-5, tol=1e-9, whole_samples=True)
+    V = Psi @ res.mu.reshape(K, -1).T
+    late = _bounds.dual_point(Psi, y, K, tau, lam, V, tol=1e-9, seed=res.dual_rows,
+                              zero_tol=1e-12, upper=np.inf, deadline=time.perf_counter() - 1)
+    alone = _bounds.dual_point(Psi, y, K, tau, lam, V, tol=1e-9, zero_tol=1e-12,
+                               deadline=time.perf_counter() - 1)
+    assert alone.bound < full.objective - 1e-3  # (no LP solved: the class rows' bound)
+    assert full.objective - 1e-6 <= late.bound <= full.objective * (1 + 1e-9)
+    assert np.all(np.isin(late.sample, res.dual_rows[0]))
+
+
+def test_a_fit_stopped_after_its_first_lp_has_a_recheckable_bound(monkeypatch):
+    # the time limit falls inside the second solve, leaving the certificate's dual LP no
+    # time: lower_ is the first solve's dual point, its witness the rows (not "none"), and
+    # verify re-derives it
+    X, y = _ten_classes(n=600, seed=2)
+    calls = _spy(monkeypatch)
+    real = _samples.SampleProgram.solve
+
+    def solve(self, it, remaining):
+        return None if it > 1 else real(self, it, remaining)  # (the time limit's answer)
+
+    monkeypatch.setattr(_samples.SampleProgram, "solve", solve)
+    # (and no time left for the certificate's dual LP)
+    monkeypatch.setattr(_estimator, "_DUAL_SHARE", 0.0)
+    monkeypatch.setattr(_estimator, "_DUAL_MIN_SECONDS", 0.0)
+    with pytest.warns(Warning):
+        clf = MRCCCG(n_max=5, time_limit=60, random_state=0).fit(X, y)
+    assert calls and clf.lower_ > 0.0
+    assert clf.certificate_.witness.kind == "mrc_dual"
+    assert verify(clf, X, y)

@@ -322,7 +322,8 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     upper : float, default=inf
         An upper bound on ``R*`` (``R`` of the returned ``mu``).
     enough : float or None, default=None
-        The seed is the result where it proves ``upper - enough`` (None: ``tol``).
+        The seed is the result where it proves ``upper - enough`` (None: ``tol``), or where
+        it proves more than the LP's point (a ``deadline`` that cut the LP short).
 
     Returns
     -------
@@ -346,10 +347,11 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     class_weight = onehot.sum(axis=0)
     centroids = np.asarray(Psi.T @ onehot).T / class_weight[:, None]
     m = len(tau)
+    seeded = None
     if seed is not None:
-        point = _priced(centroids, Psi, *seed, tau, lam, zero_tol, embedding)
-        if point.bound >= upper - (tol if enough is None else enough):
-            return point
+        seeded = _priced(centroids, Psi, *seed, tau, lam, zero_tol, embedding)
+        if seeded.bound >= upper - (tol if enough is None else enough):
+            return seeded
     # the dual LP: a row per feature (tau - lambda <= z + tau <= tau + lambda) and sum a = 1;
     # a column per MRC row, added as generated, re-solved warm by the primal simplex
     lp = HighsLP(tol=1e-10)
@@ -408,8 +410,11 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     else:
         used = alpha > 0.0
         sample, Q, values, alpha = sample[used], Q[used], values[used], alpha[used]
-    return _priced(centroids, Psi, sample, Q, values, alpha, class_alpha, tau, lam, zero_tol,
-                   embedding)
+    point = _priced(centroids, Psi, sample, Q, values, alpha, class_alpha, tau, lam, zero_tol,
+                    embedding)
+    # (a deadline that cuts the LP short keeps the class-average rows' point: the seed's may
+    # prove more)
+    return seeded if seeded is not None and seeded.bound > point.bound else point
 
 
 def _priced(centroids, Psi, sample, Q, values, alpha, class_alpha, tau, lam, zero_tol,
