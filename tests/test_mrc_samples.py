@@ -300,19 +300,27 @@ def test_an_unsolved_lp_hands_over_to_the_subset_rows(monkeypatch):
     assert res.lower <= full.objective * (1 + 1e-9) and full.objective <= res.upper * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("one_column", [False, True])
-def test_the_final_dual_point_from_a_seed_proves_r_star(monkeypatch, one_column):
-    # the generation's dual point seeds the certificate's dual LP: row by row, or (large
-    # seeds) as one column spread over its rows again; either way a valid, tight bound
-    import exactclf.mrc._bounds as _bounds
-
-    rng = np.random.default_rng(7)
+def _eight_classes_generation(seed: int):
+    """40 samples of 8 classes, 2 features: the data, the full LP and the whole samples'
+    generation."""
+    rng = np.random.default_rng(seed)
     K, n = 8, 40
     Psi = np.c_[np.ones(n), rng.standard_normal((n, 2))]
     y = np.r_[np.arange(K), rng.integers(0, K, n - K)]
     tau, lam = mrc_statistics(Psi, y, K, 0.3)
     full = mrc_full_lp(Psi, y, K, tau, lam, tol=1e-9)
     res = _ccg.mrc_ccg(Psi, y, K, tau, lam, eps1=1e-5, tol=1e-9, whole_samples=True)
+    return Psi, y, K, tau, lam, full, res
+
+
+@pytest.mark.parametrize("one_column", [False, True])
+def test_the_final_dual_point_from_a_seed_proves_r_star(monkeypatch, one_column):
+    # the generation's dual point seeds the certificate's dual LP: row by row, or (large
+    # seeds) as one column spread over its rows again; either way a valid, tight bound
+    import exactclf.mrc._bounds as _bounds
+
+    Psi, y, K, tau, lam, full, res = _eight_classes_generation(7)
+    n = len(y)
     if one_column:
         monkeypatch.setattr(_bounds, "_SEED_ENTRIES", 0)
     V = Psi @ res.mu.reshape(K, -1).T
@@ -332,13 +340,7 @@ def test_a_final_dual_lp_out_of_time_keeps_the_seed():
 
     import exactclf.mrc._bounds as _bounds
 
-    rng = np.random.default_rng(3)
-    K, n = 8, 40
-    Psi = np.c_[np.ones(n), rng.standard_normal((n, 2))]
-    y = np.r_[np.arange(K), rng.integers(0, K, n - K)]
-    tau, lam = mrc_statistics(Psi, y, K, 0.3)
-    full = mrc_full_lp(Psi, y, K, tau, lam, tol=1e-9)
-    res = _ccg.mrc_ccg(Psi, y, K, tau, lam, eps1=1e-5, tol=1e-9, whole_samples=True)
+    Psi, y, K, tau, lam, full, res = _eight_classes_generation(3)
     V = Psi @ res.mu.reshape(K, -1).T
     late = _bounds.dual_point(Psi, y, K, tau, lam, V, tol=1e-9, seed=res.dual_rows,
                               zero_tol=1e-12, upper=np.inf, deadline=time.perf_counter() - 1)

@@ -61,11 +61,9 @@ _WARM_AT = 1e-2
 
 
 @dataclass
-class WarmStart:
-    """An interior iterate of :func:`dense_mrc_ipm` to start the next solve from: the
-    columns' ``x1, x2, z1, z2, v1, v2``, ``nu``, the rows' ``y, s`` and the average
-    complementary product ``mu``. Before it is passed on, its rows are re-indexed to the new
-    LP's (:meth:`rows_for`)."""
+class KeptColumns:
+    """The columns of an interior iterate kept to start a later solve from: ``x1, x2``,
+    their bound duals ``z1, z2, v1, v2`` and ``nu``."""
 
     x1: np.ndarray
     x2: np.ndarray
@@ -74,6 +72,15 @@ class WarmStart:
     v1: np.ndarray
     v2: np.ndarray
     nu: float
+
+
+@dataclass
+class WarmStart(KeptColumns):
+    """An interior iterate of :func:`dense_mrc_ipm` to start the next solve from: the
+    columns (:class:`KeptColumns`), the rows' ``y, s`` and the average complementary product
+    ``mu``. Before it is passed on, its rows are re-indexed to the new LP's
+    (:meth:`rows_for`)."""
+
     y: np.ndarray
     s: np.ndarray
     mu: float

@@ -54,6 +54,7 @@ from ._ipm import (
     _STALL,
     _WARM_AT,
     IPMResult,
+    KeptColumns,
     _Best,
     _columns_inside,
     _predictor_corrector,
@@ -83,19 +84,13 @@ _PAIRS_MAX_ENTRIES = 2**22
 
 
 @dataclass
-class CompactStart:
-    """An interior iterate of :func:`compact_mrc_ipm` to start the next solve from, in the
-    columns' own units: ``x1, x2, z1, z2, v1, v2`` (``(K, d)``), ``nu``, the per-sample
-    fields ``w, zw`` (``(K, s)``), ``pi, sig`` (``(s,)``), the rows' ``y, s`` (``(K, s + 1)``,
-    the class rows last) and the mean complementary product ``mu``."""
+class CompactStart(KeptColumns):
+    """An interior iterate of :func:`compact_mrc_ipm` to start the next solve from: the
+    columns (:class:`~._ipm.KeptColumns`, ``(K, d)`` each, in their own units, not the
+    solve's scaled ones), the per-sample fields ``w, zw`` (``(K, s)``), ``pi, sig``
+    (``(s,)``), the rows' ``y, s`` (``(K, s + 1)``, the class rows last) and the mean
+    complementary product ``mu``."""
 
-    x1: np.ndarray
-    x2: np.ndarray
-    z1: np.ndarray
-    z2: np.ndarray
-    v1: np.ndarray
-    v2: np.ndarray
-    nu: float
     w: np.ndarray
     zw: np.ndarray
     pi: np.ndarray
