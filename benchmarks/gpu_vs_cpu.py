@@ -103,6 +103,25 @@ def timed(make: Callable, device: str, X, y, per: float) -> tuple[float, object]
     return (time.perf_counter() - t0) / per, model
 
 
+def ngd_without_graphs(make, X, y, per) -> list[str]:
+    """NGD on the GPU with its batch steps run eagerly (no CUDA graphs), and any warning that
+    a capture failed in the graphed fit."""
+    from exactclf.ngd import _device
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make("gpu").fit(X[:4096], y[:4096])
+    out = [f"  warning: {w.message}" for w in caught if "CUDA graph" in str(w.message)]
+    graphs = _device._Graphs
+    _device._Graphs = lambda cuda: None
+    try:
+        t, _ = timed(make, "gpu", X, y, per)
+    finally:
+        _device._Graphs = graphs
+    out.append(f"{'  NGD on the GPU without CUDA graphs':<42} {'':>9} {t:9.3f}")
+    return out
+
+
 def torch_adam_epoch(X, y, hidden=(256, 256), batch=1024, epochs=3) -> float | None:
     """Seconds per epoch of PyTorch Adam on the same network, on the GPU (None without
     PyTorch)."""
@@ -230,6 +249,9 @@ def main() -> None:
                      f"evaluated cpu/gpu {r['cpu']['work']}/{r['gpu']['work']}")
         print(lines[-1], flush=True)
         if name.startswith("NGD"):
+            for line in ngd_without_graphs(make, X, y, per):
+                lines.append(line)
+                print(line, flush=True)
             torch_t = torch_adam_epoch(X, y)
             if torch_t is not None:
                 lines.append(f"{'  PyTorch Adam, same net and GPU [s/epoch]':<42} "

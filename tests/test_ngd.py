@@ -535,8 +535,16 @@ class _DeviceArray:
     def __array__(self, *args, **kwargs):
         raise TypeError("implicit conversion of a device array to a NumPy array")
 
+    #: False while a (fake) CUDA graph is captured or replayed: nothing may be read back
+    reads_allowed = True
+
+    def _read(self):
+        if not _DeviceArray.reads_allowed:
+            raise RuntimeError("a device array read back during a graph capture")
+        return self.a
+
     def get(self):
-        return self.a.copy()
+        return self._read().copy()
 
     def __getattr__(self, name):  # shape, dtype, T, sum, max, mean, astype, copy, ...
         if name.startswith("__"):  # no __array_interface__ & co: NumPy must not see inside
@@ -549,22 +557,38 @@ class _DeviceArray:
     def __getitem__(self, key):
         return _to_dev(self.a[_from_dev(key)])
 
+    def __setitem__(self, key, value):
+        self.a[_from_dev(key)] = _from_dev(value)
+
     def __iadd__(self, other):
         self.a += _from_dev(other)
         return self
 
+    def __imul__(self, other):
+        self.a *= _from_dev(other)
+        return self
+
+    def __abs__(self):
+        return _DeviceArray(abs(self.a))
+
+    def __invert__(self):
+        return _DeviceArray(~self.a)
+
     def __float__(self):
-        return float(self.a)
+        return float(self._read())
+
+    def __int__(self):
+        return int(self._read())
 
     def __bool__(self):
-        return bool(self.a)
+        return bool(self._read())
 
     def __neg__(self):
         return _DeviceArray(-self.a)
 
 
-for _name in ("add", "sub", "mul", "truediv", "matmul", "pow"):
-    _op = getattr(operator, _name)
+for _name in ("add", "sub", "mul", "truediv", "matmul", "pow", "and", "or"):
+    _op = getattr(operator, _name + "_" if _name in ("and", "or") else _name)
     setattr(_DeviceArray, f"__{_name}__",
             lambda self, other, op=_op: _to_dev(op(self.a, _from_dev(other))))
     setattr(_DeviceArray, f"__r{_name}__",
@@ -600,7 +624,8 @@ class _DeviceNamespace:
 
     def __getattr__(self, name):
         func = getattr(np, name)
-        return lambda *args, **kwargs: _to_dev(func(*_from_dev(args), **kwargs))
+        return lambda *args, **kwargs: _to_dev(func(
+            *_from_dev(args), **{key: _from_dev(v) for key, v in kwargs.items()}))
 
 
 def test_device_stand_in_refuses_host_mixing():
@@ -648,6 +673,151 @@ def test_device_path_on_stand_in_arrays_gives_the_cpu_model(monkeypatch, case):
     np.testing.assert_allclose(dev.loss_curve_, cpu.loss_curve_, rtol=1e-12)
     for a, b in zip(cpu.coefs_ + cpu.intercepts_, dev.coefs_ + dev.intercepts_, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+class _FakeCuda:
+    """Stand-in for ``cupy.cuda``'s streams, pools and graphs: a "captured" graph replays
+    the step's Python code, with device reads forbidden while capturing and replaying (as
+    CUDA forbids them), and ``fail_capture`` makes every capture fail."""
+
+    class runtime:  # noqa: N801 - the name of cupy.cuda's module
+        streamCaptureModeRelaxed = 2
+
+    def __init__(self, fail_capture=False):
+        self.fail_capture = fail_capture
+        self.captures = self.launches = 0
+        self._stream = _FakeCuda.Stream(self)
+
+    class Stream:
+        def __init__(self, cuda=None, non_blocking=False):
+            self.cuda = cuda
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def begin_capture(self, mode=None):
+            if self.cuda.fail_capture:
+                raise RuntimeError("cudaErrorStreamCaptureUnsupported")
+            _DeviceArray.reads_allowed = False
+
+        def end_capture(self):
+            _DeviceArray.reads_allowed = True
+            self.cuda.captures += 1
+            return _FakeCuda.Graph(self.cuda)
+
+    class Graph:
+        """Its capture ran the step (the fake executes what CUDA would record), so its first
+        launch does nothing; later ones run the step again (``run``: set by the test)."""
+
+        def __init__(self, cuda):
+            self.cuda, self.run, self.fresh = cuda, None, True
+
+        def launch(self, stream=None):
+            if self.fresh:
+                self.fresh = False
+                return
+            self.cuda.launches += 1
+            _DeviceArray.reads_allowed = False
+            try:
+                self.run()
+            finally:
+                _DeviceArray.reads_allowed = True
+
+    class MemoryPool:
+        def malloc(self, size):
+            raise AssertionError("not called by the stand-in")
+
+    @staticmethod
+    def using_allocator(malloc):
+        import contextlib
+        return contextlib.nullcontext()
+
+    def get_current_stream(self):
+        return self._stream
+
+
+class _GraphNamespace(_DeviceNamespace):
+    def __init__(self, cuda):
+        self.cuda = cuda
+
+
+@pytest.mark.parametrize("case", ["ngd", "weighted", "adam", "fail"])
+def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
+    """On CuPy a batch step runs eagerly on its first batch shape, is captured as a CUDA graph
+    on the second and replayed afterwards. With a fake ``cupy.cuda`` whose graphs replay the
+    step's code with every read-back forbidden, the fit gives the CPU model: the step reads
+    nothing back and keeps its state in place. A capture that fails warns once and the fit
+    goes on without graphs, to the same model."""
+    from exactclf.ngd import _device
+
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(7,), max_iter=4, random_state=0, batch_size=64)
+    fit_kw = {}
+    if case == "weighted":
+        fit_kw["sample_weight"] = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
+    elif case == "adam":
+        kw["solver"] = "adam"
+    cuda = _FakeCuda(fail_capture=case == "fail")
+    original = _device._Graphs.__call__
+
+    def remember_run(self, key, run):  # a replay runs the step of the same batch shape
+        if key in self.graphs and self.graphs[key].run is None:
+            self.graphs[key].run = lambda: run(self.xp, True)
+        original(self, key, run)
+
+    monkeypatch.setattr(_device._Graphs, "__call__", remember_run)
+    monkeypatch.setattr(_device, "GraphSafe", lambda xp: xp)  # its kernels need CUDA
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cpu = NGDClassifier(device="cpu", **kw).fit(X, y, **fit_kw)
+        backend = Backend("gpu", _GraphNamespace(cuda))
+        monkeypatch.setattr(_ngd, "resolve_device", lambda device, *work: backend)
+        dev = NGDClassifier(device="gpu", **kw).fit(X, y, **fit_kw)
+    graph_warnings = [w for w in caught if "CUDA graph" in str(w.message)]
+    if case == "fail":
+        assert len(graph_warnings) == 1 and cuda.captures == 0
+    else:
+        assert not graph_warnings
+        # batches of 64, 64 and 22 samples, 4 epochs: each shape runs eagerly once, is
+        # captured on its second run, and replayed afterwards
+        assert cuda.captures == 2 and cuda.launches == 3 * 4 - 2 - 2
+    np.testing.assert_allclose(dev.loss_curve_, cpu.loss_curve_, rtol=1e-12)
+    for a, b in zip(cpu.coefs_ + cpu.intercepts_, dev.coefs_ + dev.intercepts_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_newton_phase_on_device_takes_the_host_loops_steps(monkeypatch, seed):
+    """The device form of the Newton phase (every trial length of the line search at once,
+    a refused step ending the phase by zero steps) against the host loop: the same steps,
+    backtracks and output layer on random batches with one or three outputs, weights, a
+    proximal term, ``ftol``, Hessian subsampling, few allowed backtracks and trials in
+    chunks."""
+    from exactclf.ngd import _mlp
+
+    rng = np.random.RandomState(seed)
+    n_outputs = (1, 3)[seed % 2]
+    n = int(rng.choice([40, 300, 2500]))
+    _, Y, sw, S, _, _ = _problem(seed, n_outputs, n=n, weighted=seed % 3 == 0)
+    Phi = rng.normal(size=(n, 6)) * rng.choice([0.1, 1.0, 5.0])
+    W, b = rng.normal(size=(6, n_outputs)), rng.normal(size=n_outputs)
+    kw = dict(n_steps=int(rng.randint(1, 8)), cg_iter=int(rng.randint(1, 6)),
+              ftol=float(rng.choice([0.0, 1e-4, 1e-2])), proximal=float(rng.choice([0, 3.0])),
+              penalty_rest=float(rng.uniform(0, 5)), max_backtracks=int(rng.choice([2, 40])),
+              armijo_rho=float(rng.choice([0.5, 0.3])))
+    if seed % 4 == 1:
+        monkeypatch.setattr(_mlp, "_TRIAL_ENTRIES", 7 * n * n_outputs)  # chunks of 7 trials
+    alpha = float(rng.choice([1e-4, 1.0]))
+    host = newton_output_layer(Phi, Y, sw, S, W, b, alpha, np, **kw)
+    dev = newton_output_layer(Phi, Y, sw, S, W, b, alpha, np, on_device=True, **kw)
+    assert (int(dev.n_steps), int(dev.n_backtracks)) == (host.n_steps, host.n_backtracks)
+    np.testing.assert_allclose(float(dev.loss), host.loss, rtol=1e-12)
+    np.testing.assert_allclose(dev.W, host.W, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(dev.b, host.b, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(dev.probabilities, host.probabilities, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("n_outputs", [1, 3])
@@ -738,16 +908,60 @@ def test_gpu_request_without_gpu_raises():
 
 
 @pytest.mark.gpu
-def test_gpu_matches_cpu():  # pragma: no cover - needs a GPU
+@pytest.mark.parametrize("case", ["ngd", "weighted", "adam", "binary"])
+def test_gpu_matches_cpu(case):  # pragma: no cover - needs a GPU
+    """On CuPy, with the batch steps replayed as CUDA graphs (a capture that fails warns,
+    which fails this test): the CPU's model."""
     X, y = load_iris(return_X_y=True)
     kw = dict(hidden_layer_sizes=(7,), max_iter=5, random_state=0, batch_size=64)
+    fit_kw = {}
+    if case == "weighted":
+        fit_kw["sample_weight"] = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
+    elif case == "adam":
+        kw["solver"] = "adam"
+    elif case == "binary":
+        y = (y == 1).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        cpu = NGDClassifier(device="cpu", **kw).fit(X, y)
-        gpu = NGDClassifier(device="gpu", **kw).fit(X, y)
+        warnings.filterwarnings("error", message=".*CUDA graph")
+        cpu = NGDClassifier(device="cpu", **kw).fit(X, y, **fit_kw)
+        gpu = NGDClassifier(device="gpu", **kw).fit(X, y, **fit_kw)
     assert gpu.device_ == "gpu"
+    np.testing.assert_allclose(gpu.loss_curve_, cpu.loss_curve_, rtol=1e-8)
     for a, b in zip(cpu.coefs_, gpu.coefs_, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_graph_safe_products_equal_cupys(dtype):  # pragma: no cover - needs a GPU
+    """The products that CUDA graphs capture (:class:`exactclf.ngd._device.GraphSafe`, by
+    kernels of its own) against CuPy's cuBLAS: every kernel (tiled, a warp or a thread per
+    output), transposed and strided operands, vectors, empty sums."""
+    import cupy
+
+    from exactclf.ngd._device import GraphSafe
+
+    xp = GraphSafe(cupy)
+    rng = np.random.RandomState(0)
+    shapes = [(1024, 60, 256), (256, 1024, 256), (1, 257, 1024), (257, 1024, 1), (40, 1024, 1),
+              (1024, 1, 1), (10, 257, 1024), (3, 5, 7), (65, 17, 130), (0, 4, 3), (4, 0, 3)]
+    for M, K, N in shapes:
+        for transpose_a in (False, True):
+            for transpose_b in (False, True):
+                A = rng.normal(size=(K, M) if transpose_a else (M, K)).astype(dtype)
+                B = rng.normal(size=(N, K) if transpose_b else (K, N)).astype(dtype)
+                A_d, B_d = cupy.asarray(A), cupy.asarray(B)
+                A_d, B_d = (A_d.T if transpose_a else A_d), (B_d.T if transpose_b else B_d)
+                got = xp.matmul(A_d, B_d).get()
+                want = (A_d @ B_d).get()
+                tol = 1e-12 if dtype == np.float64 else 1e-4
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1, K))
+    v, W = cupy.asarray(rng.normal(size=9).astype(dtype)), cupy.asarray(
+        rng.normal(size=(9, 4)).astype(dtype))
+    np.testing.assert_allclose(xp.matmul(v, W).get(), (v @ W).get(), rtol=1e-4)
+    np.testing.assert_allclose(xp.matmul(W.T, v).get(), (W.T @ v).get(), rtol=1e-4)
+    np.testing.assert_allclose(float(xp.vdot(W, W)), float(cupy.vdot(W, W)), rtol=1e-4)
 
 
 def test_sparse_input_equals_dense():

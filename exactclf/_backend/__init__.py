@@ -47,8 +47,9 @@ __all__ = ["Backend", "GPU_BREAK_EVEN", "REFERENCE", "gpu_available", "gpu_pays"
 #: * ``"mrc"``: samples times features times classes. Never, yet: the linear programs
 #:   dominate, and the GPU lost on 100000 x 20, 5 classes (1.75 s against 1.40 s).
 #: * ``"ngd"``: weights times batch size, the work of one batch's products. The GPU lost on
-#:   digits (batches of 16 and 200 samples, one hidden layer of 128: up to 1.9e6) and won
-#:   on 100k x 60, (256, 256), batch 1024 (8.3e7: 0.69 s against 0.93 s an epoch).
+#:   digits (batches of 16 and 200 samples, one hidden layer of 128: up to 1.9e6; measured
+#:   before the batch steps became CUDA graphs) and won on 100k x 60, (256, 256), batch 1024
+#:   (8.3e7: 0.69 s against 0.93 s an epoch; with CUDA graphs 0.38 s against 0.97 s).
 #:
 #: Deep-ICE stays on the CPU under ``auto``: its GPU kernel prunes as the CPU kernel does but
 #: has not beaten 16 cores on a measured search (Voicepath K = 2: 26.7 s against 24.5 s).

@@ -103,14 +103,23 @@ def _softplus(Z, xp):
 _NARROW = 16  # up to this many columns, the row maximum is taken column by column
 
 
+def _mm(A, B, xp):
+    """``A @ B``: on a device through ``xp.matmul``, which a namespace may route to kernels
+    a CUDA graph can capture (:mod:`exactclf.ngd._device`); NumPy and SciPy sparse operands
+    through the operator."""
+    if xp is np or sp.issparse(A) or sp.issparse(B):
+        return A @ B
+    return xp.matmul(A, B)
+
+
 def _row_sum(A, xp):
     """Sums of the rows of a 2-D array (shape ``(n,)``)."""
-    return A @ xp.ones(A.shape[1], dtype=A.dtype)
+    return _mm(A, xp.ones(A.shape[1], dtype=A.dtype), xp)
 
 
 def _column_sum(A, xp):
     """Sums of the columns of a 2-D array (shape ``(k,)``)."""
-    return xp.ones(A.shape[0], dtype=A.dtype) @ A
+    return _mm(xp.ones(A.shape[0], dtype=A.dtype), A, xp)
 
 
 def _row_max(A, xp):
@@ -172,13 +181,13 @@ def forward_hidden(X, coefs, intercepts, activation: str, xp):
     """
     acts = [X]
     for W, b in zip(coefs[:-1], intercepts[:-1], strict=True):
-        acts.append(_activate(acts[-1] @ W + b, activation, xp))
+        acts.append(_activate(_mm(acts[-1], W, xp) + b, activation, xp))
     return acts
 
 
-def output_logits(Phi, W, b):
+def output_logits(Phi, W, b, xp=np):
     """Logits ``Phi @ W + b`` of the output layer, shape ``(n_samples, n_outputs)``."""
-    return Phi @ W + b
+    return _mm(Phi, W, xp) + b
 
 
 def _log_normalizer(Z, xp):
@@ -254,7 +263,7 @@ def objective(Phi, Y, sw, S: float, W, b, alpha: float, xp, penalty_rest: float 
     ``penalty_rest`` the sum of squared entries of the *other* weight matrices (a constant
     while only the output layer changes).
     """
-    loss = _weighted_sum(cross_entropy(output_logits(Phi, W, b), Y, xp), sw)
+    loss = _weighted_sum(cross_entropy(output_logits(Phi, W, b, xp), Y, xp), sw)
     reg = 0.5 * alpha * (float((W * W).sum()) + penalty_rest)
     return (float(loss) + reg) / S
 
@@ -265,8 +274,12 @@ def logit_gradient(Z, Y, sw, xp):
     return D if sw is None else D * sw[:, None]
 
 
-def network_loss(Z, Y, sw, S: float, coefs, alpha: float, xp) -> float:
-    """Batch objective ``F`` of the whole network from its logits ``Z``."""
+def network_loss(Z, Y, sw, S: float, coefs, alpha: float, xp, on_device: bool = False):
+    """Batch objective ``F`` of the whole network from its logits ``Z``: a float, or
+    (``on_device``) a 0-d array, nothing read back."""
+    if on_device:
+        reg = 0.5 * alpha * sum((W * W).sum() for W in coefs)
+        return (_weighted_sum(cross_entropy(Z, Y, xp), sw) + reg) / S
     loss = float(_weighted_sum(cross_entropy(Z, Y, xp), sw))
     reg = 0.5 * alpha * sum(float((W * W).sum()) for W in coefs)
     return (loss + reg) / S
@@ -309,8 +322,11 @@ class _OutputLayer:
         self.s = sw
         # U^T (s * Y): the target's part of the gradient and of <SY, Z> = <U^T SY, T>, which
         # is all the line search needs of the targets
-        self.UtSY = None if Y is None else self.Ut @ (Y if sw is None else Y * sw[:, None])
-        self.reg = xp.asarray(np.append(np.full(m, alpha), 0.0)[:, None].astype(dtype))
+        self.UtSY = None if Y is None else _mm(self.Ut, Y if sw is None else Y * sw[:, None],
+                                               xp)
+        # filled on the device (no host-to-device copy: the step can be a CUDA graph)
+        self.reg = xp.full((m + 1, 1), alpha, dtype=dtype)
+        self.reg[-1] = 0.0
         # the Hessian from every ``stride``-th sample, scaled to the weight of the batch
         self.cols = slice(None, None, stride)
         if stride == 1:
@@ -319,31 +335,37 @@ class _OutputLayer:
             self.Ut_h = (self.Ut[:, self.cols] if sp.issparse(self.Ut)
                          else xp.ascontiguousarray(self.Ut[:, self.cols]))
         if stride == 1:
-            self.scale = 1.0
-        else:
-            weights = n if sw is None else float(sw.sum())
-            self.scale = weights / (self.Ut_h.shape[1] if sw is None
-                                    else float(sw[self.cols].sum()))
+            self.scale = None
+        elif sw is None:
+            self.scale = n / self.Ut_h.shape[1]
+        else:  # an array on the device: nothing read back
+            self.scale = sw.sum() / sw[self.cols].sum()
 
     def stack(self, W, b):
         return self.xp.concatenate([W, b[None, :]], axis=0)
 
     def logits(self, T):
         """``(U @ T)^T``, shape ``k x n``."""
-        return T.T @ self.Ut
+        return _mm(T.T, self.Ut, self.xp)
 
     def normalizer(self, Zt):
-        """``sum_i s_i lse(z_i)`` and what the probabilities are computed from."""
+        """``sum_i s_i lse(z_i)`` and what the probabilities are computed from.
+
+        ``Zt`` may carry leading axes (the trials of the line search on a device): the
+        classes are axis ``-2``, the samples axis ``-1``, and the sums have the leading shape.
+        """
         xp = self.xp
-        if Zt.shape[0] == 1:
+        if Zt.shape[-2] == 1:
             E = xp.exp(-xp.abs(Zt))
-            lse = xp.maximum(Zt, 0.0) + xp.log1p(E)
+            lse = (xp.maximum(Zt, 0.0) + xp.log1p(E))[..., 0, :]
         else:
-            mx = Zt.max(axis=0)
-            E = xp.exp(Zt - mx)
-            total = E.sum(axis=0)
+            mx = Zt.max(axis=-2)
+            E = xp.exp(Zt - mx[..., None, :])
+            total = E.sum(axis=-2)
             lse, E = mx + xp.log(total), (E, total)
-        return (lse.sum() if self.s is None else xp.vdot(self.s, lse)), E
+        if self.s is None:
+            return lse.sum(axis=-1), E
+        return (xp.vdot(self.s, lse) if lse.ndim == 1 else _mm(lse, self.s, xp)), E
 
     def probabilities(self, Zt, parts):
         if Zt.shape[0] == 1:
@@ -353,7 +375,7 @@ class _OutputLayer:
 
     def gradient(self, T, Pt):
         SP = Pt if self.s is None else Pt * self.s
-        return self.Ut @ SP.T - self.UtSY + self.reg * T
+        return _mm(self.Ut, SP.T, self.xp) - self.UtSY + self.reg * T
 
     def curvature(self, Pt):
         """The probabilities of the Hessian's samples and their weights in it:
@@ -361,17 +383,17 @@ class _OutputLayer:
         Pt = Pt[:, self.cols]
         C = Pt * (1.0 - Pt) if Pt.shape[0] == 1 else Pt
         C = C if self.s is None else C * self.s[self.cols]
-        return Pt, C if self.scale == 1.0 else C * self.scale
+        return Pt, C if self.scale is None else C * self.scale
 
     def hvp(self, PC, V):
         """Hessian of ``S * F`` times ``V`` (``PC`` from :meth:`curvature`)."""
         Pt, C = PC
-        dZt = V.T @ self.Ut_h
+        dZt = _mm(V.T, self.Ut_h, self.xp)
         if Pt.shape[0] == 1:
             dPt = C * dZt
         else:  # softmax Jacobian sample by sample: s p * (dz - p^T dz)
             dPt = C * (dZt - (Pt * dZt).sum(axis=0))
-        return self.Ut_h @ dPt.T + self.reg * V
+        return _mm(self.Ut_h, dPt.T, self.xp) + self.reg * V
 
 
 def output_gradient(Phi, Y, sw, S: float, W, b, alpha: float, xp):
@@ -462,6 +484,7 @@ def newton_output_layer(
     penalty_rest: float = 0.0,
     ftol: float = 0.0,
     proximal: float = 0.0,
+    on_device: bool = False,
 ) -> NewtonResult:
     """Minimize the batch objective over the output layer ``(W, b)`` for a fixed basis ``Phi``.
 
@@ -497,6 +520,14 @@ def newton_output_layer(
     is kept centred, so the phase works in the subspace where the objective is strictly
     convex (for ``alpha > 0``).
 
+    ``on_device=True`` takes the same steps without reading a number back, every decision an
+    array operation (so that a CUDA graph can replay the phase): the line search evaluates
+    all ``max_backtracks`` trial lengths at once and takes the first acceptable one, and a
+    step not taken (no descent worth ``ftol``, no acceptable length) ends the phase: the
+    later steps move by zero. ``loss``, ``n_steps`` and ``n_backtracks`` are then 0-d arrays
+    and ``losses`` has an entry for every step, taken or not. Up to the round-off of the
+    sums it decides as the host loop does.
+
     Returns
     -------
     NewtonResult
@@ -524,7 +555,7 @@ def newton_output_layer(
     # class means of (m + 1) x k arrays as products: np.mean costs several times more there
     class_mean = xp.full(k, 1.0 / k, dtype=T.dtype)
     if softmax:  # centre: same probabilities, smaller penalty, no flat direction left
-        T = T - (T @ class_mean)[:, None]
+        T = T - _mm(T, class_mean, xp)[:, None]
     const = 0.5 * alpha * penalty_rest
 
     def penalty(A, B):
@@ -534,37 +565,51 @@ def newton_output_layer(
     yz = xp.vdot(layer.UtSY, T)
     tt = penalty(T, T)
     lse, parts = layer.normalizer(Zt)
-    f = float(lse - yz + 0.5 * tt) + const
+    f = lse - yz + 0.5 * tt + const
     Pt = layer.probabilities(Zt, parts)
     mu = proximal * _mean_curvature(layer, Pt, alpha) if proximal > 0 else 0.0
+    if not on_device:
+        f, mu = float(f), float(mu)
     moved = xp.zeros_like(T)  # T - T_0, for the proximal term mu / 2 ||T - T_0||^2
-    losses = [f / S]
-    n_done = n_back = 0
-    for _ in range(n_steps):
+
+    def direction(T, Pt, moved):
+        """The gradient, the truncated Newton direction and their inner product."""
         G = layer.gradient(T, Pt) + mu * moved
         PC = layer.curvature(Pt)
-        d = conjugate_gradient(lambda V, PC=PC: layer.hvp(PC, V) + mu * V, -G, cg_iter, xp)
+        d = conjugate_gradient(lambda V: layer.hvp(PC, V) + mu * V, -G, cg_iter, xp)
         if softmax:  # remove round-off in the flat direction (a shift of all logits)
-            d = d - (d @ class_mean)[:, None]
-        slope = float(xp.vdot(G, d))
+            d = d - _mm(d, class_mean, xp)[:, None]
+        return G, d, xp.vdot(G, d)
+
+    def along(T, d, moved):
+        """Along ``T + t d`` the logits and ``<SY, Z> = <U^T SY, T>`` are linear and the
+        penalty and the proximal term quadratic in ``t``: their coefficients."""
+        near = (xp.vdot(moved, d), xp.vdot(d, d)) if proximal > 0 else (0.0, 0.0)
+        return layer.logits(d), xp.vdot(layer.UtSY, d), penalty(T, d), penalty(d, d), *near
+
+    losses = [f / S]
+    if on_device:
+        return _newton_steps_on_device(
+            layer, direction, along, T, Zt, Pt, moved, f, yz, tt, mu, const, S, n_steps,
+            armijo_alpha, armijo_rho, max_backtracks, max(1e-15, 2.0 * ftol), losses)
+    n_done = n_back = 0
+    for _ in range(n_steps):
+        G, d, slope = direction(T, Pt, moved)
+        slope = float(slope)
         if not slope < 0.0:  # not a descent direction (numerically): use the gradient
             d, slope = -G, -float(xp.vdot(G, G))
         if not -slope > max(1e-15, 2.0 * ftol) * max(S, abs(f)):  # nothing worth a step
             break
-        # along the line the logits and <SY, Z> = <U^T SY, T> are linear and the penalty
-        # quadratic in t
-        dZt = layer.logits(d)
-        yd, td, dd = xp.vdot(layer.UtSY, d), penalty(T, d), penalty(d, d)
-        md, d2 = (float(xp.vdot(moved, d)), float(xp.vdot(d, d))) if mu else (0.0, 0.0)
-        t = 1.0
-        for _ in range(max_backtracks):
+        dZt, yd, td, dd, md, d2 = along(T, d, moved)
+        md, d2 = float(md), float(d2)
+        for j in range(max_backtracks):
+            t = armijo_rho**j  # a power, as the device form computes its trials
             Z_new = Zt + t * dZt
             lse, parts = layer.normalizer(Z_new)
             f_new = float(lse - (yz + t * yd) + 0.5 * (tt + 2.0 * t * td + t * t * dd)) + const
             prox = mu * (t * md + 0.5 * t * t * d2)  # change of the proximal term
             if f_new + prox <= f + armijo_alpha * t * slope:
                 break
-            t *= armijo_rho
             n_back += 1
         else:
             break  # no acceptable step: (numerically) optimal
@@ -576,8 +621,58 @@ def newton_output_layer(
     return NewtonResult(T[:-1], T[-1], f / S, n_done, n_back, losses, Zt.T, Pt.T)
 
 
-def _mean_curvature(layer: _OutputLayer, Pt, alpha: float) -> float:
-    """Trace of the Hessian of ``S * F`` over the number of output-layer parameters."""
+#: the trial logits of one device line search hold at most this many entries (trials times
+#: classes times samples); more trials are evaluated in chunks of that size
+_TRIAL_ENTRIES = 1 << 22
+
+
+def _newton_steps_on_device(layer, direction, along, T, Zt, Pt, moved, f, yz, tt, mu, const,
+                            S, n_steps, armijo_alpha, armijo_rho, max_backtracks, threshold,
+                            losses) -> NewtonResult:
+    """The steps of :func:`newton_output_layer` with ``on_device=True``: the host loop's
+    decisions as array operations, nothing read back."""
+    xp = layer.xp
+    J = max_backtracks
+    # t = 1, rho, rho^2, ... as the host loop computes them (float64 powers)
+    trials = (armijo_rho ** xp.arange(J, dtype=np.float64)).astype(T.dtype)
+    chunk = max(1, min(J, _TRIAL_ENTRIES // Zt.size))
+    active = xp.ones((), dtype=bool)  # no step refused yet
+    n_done = n_back = xp.zeros((), dtype=np.int64)
+    for _ in range(n_steps):
+        G, d, slope = direction(T, Pt, moved)
+        descent = slope < 0.0  # else (numerically) not a descent direction: the gradient
+        d = xp.where(descent, d, -G)
+        slope = xp.where(descent, slope, -xp.vdot(G, G))
+        worth = -slope > threshold * xp.maximum(S, xp.abs(f))
+        dZt, yd, td, dd, md, d2 = along(T, d, moved)
+        # the first acceptable trial: j = J where none is
+        found, j, f_new = xp.zeros((), dtype=bool), xp.full((), J, dtype=np.int64), f
+        for start in range(0, J, chunk):
+            t = trials[start:start + chunk]
+            lse, _ = layer.normalizer(Zt + t[:, None, None] * dZt)
+            f_t = lse - (yz + t * yd) + 0.5 * (tt + 2.0 * t * td + t * t * dd) + const
+            ok = f_t + mu * (t * md + 0.5 * t * t * d2) <= f + armijo_alpha * t * slope
+            first = xp.argmax(ok)
+            hit = xp.take(ok, first) & ~found
+            j = xp.where(hit, start + first, j)
+            f_new = xp.where(hit, xp.take(f_t, first), f_new)
+            found = found | hit
+        take = active & worth & found
+        t = xp.where(take, xp.take(trials, xp.minimum(j, J - 1)), 0.0)
+        T, Zt, moved = T + t * d, Zt + t * dZt, moved + t * d
+        f = xp.where(take, f_new, f)
+        yz, tt = yz + t * yd, tt + 2.0 * t * td + t * t * dd
+        Pt = layer.probabilities(Zt, layer.normalizer(Zt)[1])
+        losses.append(f / S)
+        n_back = n_back + xp.where(active & worth, j, 0)
+        n_done = n_done + take
+        active = take
+    return NewtonResult(T[:-1], T[-1], f / S, n_done, n_back, losses, Zt.T, Pt.T)
+
+
+def _mean_curvature(layer: _OutputLayer, Pt, alpha: float):
+    """Trace of the Hessian of ``S * F`` over the number of output-layer parameters (a 0-d
+    array)."""
     xp, Ut = layer.xp, layer.Ut
     q = (Pt * (1.0 - Pt)).sum(axis=0)
     if layer.s is not None:
@@ -587,7 +682,7 @@ def _mean_curvature(layer: _OutputLayer, Pt, alpha: float) -> float:
     else:
         col_sq = (Ut * Ut).sum(axis=0)
     n_rows, k = Ut.shape[0], Pt.shape[0]
-    return float(xp.vdot(col_sq, q) + alpha * (n_rows - 1) * k) / (n_rows * k)
+    return (xp.vdot(col_sq, q) + alpha * (n_rows - 1) * k) / (n_rows * k)
 
 
 def identifies_output_layer(y, sw, n_classes: int, n_basis: int) -> bool:
@@ -637,43 +732,53 @@ def backprop(acts, coefs, D, S: float, alpha: float, activation: str, xp,
     intercept_grads: list = [None] * n
     for i in range(n - 1, first - 1, -1):
         if output or i < n - 1:
-            coef_grads[i] = (acts[i].T @ D + alpha * coefs[i]) / S
+            coef_grads[i] = (_mm(acts[i].T, D, xp) + alpha * coefs[i]) / S
             intercept_grads[i] = _column_sum(D, xp) / S
         if i > first:
-            D = (D @ coefs[i].T) * _activation_derivative(acts[i], activation, xp)
+            D = _mm(D, coefs[i].T, xp) * _activation_derivative(acts[i], activation, xp)
     return coef_grads, intercept_grads
 
 
 # -- Adam -----------------------------------------------------------------------------------
 @dataclass
 class AdamState:
-    """Moment estimates and step counter of Adam for a list of parameter arrays."""
+    """Moment estimates and step counter of Adam for a list of parameter arrays.
+
+    ``t`` is an int, or a 0-d array on a device: there :func:`adam_update` counts the steps
+    in place, so that a replayed CUDA graph counts them too.
+    """
 
     m: list
     v: list
-    t: int = 0
+    t: Any = 0
 
     @classmethod
     def zeros_like(cls, params, xp) -> AdamState:
         return cls([xp.zeros_like(p) for p in params], [xp.zeros_like(p) for p in params], 0)
 
     def to(self, convert) -> AdamState:
-        """A copy with every array passed through ``convert`` (device transfer)."""
-        return AdamState([convert(a) for a in self.m], [convert(a) for a in self.v], self.t)
+        """A copy with every array passed through ``convert`` (device transfer); the step
+        count as an int."""
+        return AdamState([convert(a) for a in self.m], [convert(a) for a in self.v],
+                         int(self.t))
 
 
 def adam_update(params, grads, state: AdamState, learning_rate: float, beta_1: float,
                 beta_2: float, epsilon: float, xp) -> None:
-    """One Adam step, in place on ``params`` (and ``state``).
+    """One Adam step, in place on ``params`` and on ``state``'s arrays.
 
     Bias correction is folded into the step length,
     ``lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)``, and the update is
     ``-lr_t * m / (sqrt(v) + epsilon)``: the variant scikit-learn's MLP uses, so that the
-    ``"adam"`` solver reproduces its iterates.
+    ``"adam"`` solver reproduces its iterates. Every array is updated in place (the same
+    rounding as new arrays): a CUDA graph of the step replays on the same memory.
     """
     state.t += 1
-    lr_t = learning_rate * np.sqrt(1.0 - beta_2**state.t) / (1.0 - beta_1**state.t)
-    for k, (p, g) in enumerate(zip(params, grads, strict=True)):
-        state.m[k] = beta_1 * state.m[k] + (1.0 - beta_1) * g
-        state.v[k] = beta_2 * state.v[k] + (1.0 - beta_2) * (g * g)
-        p += -lr_t * state.m[k] / (xp.sqrt(state.v[k]) + epsilon)
+    sqrt = np.sqrt if isinstance(state.t, int) else xp.sqrt
+    lr_t = learning_rate * sqrt(1.0 - beta_2**state.t) / (1.0 - beta_1**state.t)
+    for p, g, m, v in zip(params, grads, state.m, state.v, strict=True):
+        m *= beta_1
+        m += (1.0 - beta_1) * g
+        v *= beta_2
+        v += (1.0 - beta_2) * (g * g)
+        p += -lr_t * m / (xp.sqrt(v) + epsilon)

@@ -27,6 +27,7 @@ from .._certificate import Certificate, StopReason, Witness, data_fingerprint
 from .._fit_guard import guarded_fit
 from .._geometry import check_spread
 from .._warnings import warn
+from ._device import DeviceBatches, device_stream
 from ._mlp import (
     ACTIVATIONS,
     AdamState,
@@ -159,7 +160,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         Epochs without ``tol`` improvement tolerated before stopping.
     device : {"auto", "cpu", "gpu"}, default="auto"
         Where to train: ``"gpu"`` runs the same array code on CuPy (extra
-        ``exactclf[gpu]``); ``"auto"`` uses a usable GPU only for batches large enough to
+        ``exactclf[gpu]``), each batch shape's step replayed as a CUDA graph from its second
+        batch (see the user guide); ``"auto"`` uses a usable GPU only for batches large enough to
         win there (batch size times the number of weights at least
         ``exactclf._backend.GPU_BREAK_EVEN["ngd"]``, measured: smaller batches ran faster on
         the CPU).
@@ -511,7 +513,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         weights = sum(a * b for a, b in zip(layer_units[:-1], layer_units[1:], strict=True))
         backend = resolve_device(self.device, "ngd", self._batch_size(X.shape[0]) * weights)
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
-        self._train(X, y_idx, sample_weight, rng, backend, incremental)
+        with device_stream(backend.xp):
+            self._train(X, y_idx, sample_weight, rng, backend, incremental)
         if not all(np.isfinite(a).all() for a in (*self.coefs_, *self.intercepts_)):
             reset_fitted(self)  # never a model with non-finite weights
             raise ValueError(
@@ -573,15 +576,26 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         X_dev = _to_device(X.tocsr() if sp.issparse(X) else X, xp)
         Y_dev = xp.asarray(self._targets(y_idx, X.dtype))
         sw_dev = None if sw is None else xp.asarray(sw)
-        coefs = [xp.asarray(c) for c in self.coefs_]
-        intercepts = [xp.asarray(b) for b in self.intercepts_]
+        device_arrays = xp is not np
+        # on a device every update is in place (a CUDA graph replays the step on the same
+        # memory): the parameters and Adam's state are copies made there
+        coefs = [xp.asarray(c).copy() for c in self.coefs_]
+        intercepts = [xp.asarray(b).copy() for b in self.intercepts_]
         # Adam moments of the hidden layers and of the output layer, kept apart: "ngd" moves
         # the output layer by Adam only on batches that do not identify it (own step count)
         if incremental and self._adam is not None:
-            adam = tuple(state.to(xp.asarray) for state in self._adam)
+            adam = tuple(state.to(lambda a: xp.asarray(a).copy()) for state in self._adam)
         else:
             adam = (AdamState.zeros_like(coefs[:-1] + intercepts[:-1], xp),
                     AdamState.zeros_like(coefs[-1:] + intercepts[-1:], xp))
+        if device_arrays:  # the step counts live there too
+            for state in adam:
+                state.t = xp.full((), state.t, dtype=np.float64)
+            batches = DeviceBatches(
+                xp, X_dev, Y_dev, sw_dev,
+                lambda Xb, Yb, swb, S, newton, rest, step_xp, graph: self._batch_step(
+                    Xb, Yb, swb, S, coefs, intercepts, adam, step_xp, newton, rest,
+                    on_device=graph))
         sample_idx = np.arange(n_samples)
         n_classes, n_basis = len(self.classes_), coefs[-1].shape[0]
 
@@ -594,6 +608,8 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                     # shuffle: 0.3 ms of a 5 ms peaks epoch)
                     rng.shuffle(sample_idx)
                 accumulated = 0.0
+                if device_arrays:
+                    batches.start_epoch(sample_idx)
                 for batch in gen_batches(n_samples, batch_size):
                     idx = sample_idx[batch] if self.shuffle else batch
                     # the batch's weight and whether it identifies the output layer come from
@@ -603,12 +619,17 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                         continue
                     newton = self.solver == "ngd" and identifies_output_layer(
                         y_idx[idx], None if sw is None else sw[idx], n_classes, n_basis)
-                    Xb, Yb = _take(X_dev, idx, xp), _take(Y_dev, idx, xp)
-                    swb = None if sw_dev is None else _take(sw_dev, idx, xp)
                     rest = n_samples / (batch.stop - batch.start) - 1.0
+                    if device_arrays:
+                        batches(batch, newton, rest)
+                        continue
+                    Xb, Yb = _take(X_dev, idx), _take(Y_dev, idx)
+                    swb = None if sw_dev is None else _take(sw_dev, idx)
                     loss = self._batch_step(Xb, Yb, swb, S, coefs, intercepts, adam, xp,
                                             newton, rest)
                     accumulated += loss * (batch.stop - batch.start)
+                if device_arrays:
+                    accumulated = batches.epoch_loss()
                 self.n_iter_ += 1
                 self.t_ += n_samples
                 self.loss_ = accumulated / n_samples
@@ -649,7 +670,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         self._adam = tuple(state.to(backend.asnumpy) for state in adam)
 
     def _batch_step(self, Xb, Yb, swb, S, coefs, intercepts, adam, xp, newton: bool,
-                    rest: float = 0.0) -> float:
+                    rest: float = 0.0, on_device: bool = False):
         """Update the parameters (in place in the lists) on one minibatch; return its loss.
 
         ``newton`` False (solver ``"adam"``, or a batch that does not identify the output
@@ -666,22 +687,26 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
         batches' objective around the current layer, which keeps the output layer near the
         current one when the batch is a small part of the data (no proximal term with one
         batch).
+
+        ``on_device``: nothing is read back (the loss is a 0-d array), so that the step can
+        be replayed as a CUDA graph (:mod:`exactclf.ngd._device`).
         """
         acts = forward_hidden(Xb, coefs, intercepts, self.activation, xp)
         if not newton:
-            Z = output_logits(acts[-1], coefs[-1], intercepts[-1])
-            loss = network_loss(Z, Yb, swb, S, coefs, self.alpha, xp)
+            Z = output_logits(acts[-1], coefs[-1], intercepts[-1], xp)
+            loss = network_loss(Z, Yb, swb, S, coefs, self.alpha, xp, on_device)
             self._adam_step(acts, logit_gradient(Z, Yb, swb, xp), S, coefs, intercepts, adam,
                             xp, output=True)
             return loss
-        penalty_rest = float(sum((W * W).sum() for W in coefs[:-1]))  # one read-back
+        penalty_rest = sum((W * W).sum() for W in coefs[:-1])
         res = newton_output_layer(
             acts[-1], Yb, swb, S, coefs[-1], intercepts[-1], self.alpha, xp,
             n_steps=self.newton_steps, cg_iter=self.cg_iter, armijo_alpha=self.armijo_alpha,
-            armijo_rho=self.armijo_rho, penalty_rest=penalty_rest, ftol=self.newton_tol,
-            proximal=rest,
+            armijo_rho=self.armijo_rho, ftol=self.newton_tol, proximal=rest,
+            penalty_rest=penalty_rest if on_device else float(penalty_rest),  # one read-back
+            on_device=on_device,
         )
-        coefs[-1], intercepts[-1] = res.W, res.b
+        coefs[-1][...], intercepts[-1][...] = res.W, res.b  # in place: see _train
         if len(coefs) > 1:
             D = res.probabilities - Yb
             self._adam_step(acts, D if swb is None else D * swb[:, None], S, coefs,
@@ -708,7 +733,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     def _track_validation(self, X_val, y_val, sw_val, coefs, intercepts, backend) -> None:
         xp = backend.xp
         acts = forward_hidden(X_val, coefs, intercepts, self.activation, xp)
-        Z = backend.asnumpy(output_logits(acts[-1], coefs[-1], intercepts[-1]))
+        Z = backend.asnumpy(output_logits(acts[-1], coefs[-1], intercepts[-1], xp))
         if not np.isfinite(Z).all():
             score = np.nan
         else:
@@ -741,9 +766,9 @@ def _to_device(X, xp):
     return xp.asarray(X)
 
 
-def _take(A, idx, xp):
-    """Rows ``idx`` (slice or integer array) of a device array or a SciPy sparse matrix."""
+def _take(A, idx):
+    """Rows ``idx`` (slice or integer array) of a NumPy array or a SciPy sparse matrix."""
     if isinstance(idx, slice) or sp.issparse(A):
         return A[idx]
     # ``take`` gathers rows several times faster than NumPy's fancy indexing ``A[idx]``
-    return xp.take(A, idx if xp is np else xp.asarray(idx), axis=0)
+    return np.take(A, idx, axis=0)
