@@ -744,13 +744,14 @@ class _GraphNamespace(_DeviceNamespace):
         self.cuda = cuda
 
 
-@pytest.mark.parametrize("case", ["ngd", "weighted", "adam", "fail"])
+@pytest.mark.parametrize("case", ["ngd", "weighted", "adam", "fail", "float32_continued"])
 def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
     """On CuPy a batch step runs eagerly on its first batch shape, is captured as a CUDA graph
     on the second and replayed afterwards. With a fake ``cupy.cuda`` whose graphs replay the
     step's code with every read-back forbidden, the fit gives the CPU model: the step reads
     nothing back and keeps its state in place. A capture that fails warns once and the fit
-    goes on without graphs, to the same model."""
+    goes on without graphs, to the same model. Float32 input, continued by ``partial_fit``
+    (Adam's state and step count back to the device), too."""
     from exactclf.ngd import _device
 
     X, y = load_iris(return_X_y=True)
@@ -760,6 +761,8 @@ def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
         fit_kw["sample_weight"] = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
     elif case == "adam":
         kw["solver"] = "adam"
+    elif case == "float32_continued":
+        X = X.astype(np.float32)
     cuda = _FakeCuda(fail_capture=case == "fail")
     original = _device._Graphs.__call__
 
@@ -776,17 +779,25 @@ def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
         backend = Backend("gpu", _GraphNamespace(cuda))
         monkeypatch.setattr(_ngd, "resolve_device", lambda device, *work: backend)
         dev = NGDClassifier(device="gpu", **kw).fit(X, y, **fit_kw)
+        if case == "float32_continued":
+            for est in (cpu, dev):
+                est.partial_fit(X, y).partial_fit(X, y)
     graph_warnings = [w for w in caught if "CUDA graph" in str(w.message)]
-    if case == "fail":
+    if case == "float32_continued":
+        assert not graph_warnings and dev.coefs_[0].dtype == np.float32
+        assert dev._adam[0].t == cpu._adam[0].t == 3 * 4 + 2 * 3
+    elif case == "fail":
         assert len(graph_warnings) == 1 and cuda.captures == 0
     else:
         assert not graph_warnings
         # batches of 64, 64 and 22 samples, 4 epochs: each shape runs eagerly once, is
         # captured on its second run, and replayed afterwards
         assert cuda.captures == 2 and cuda.launches == 3 * 4 - 2 - 2
-    np.testing.assert_allclose(dev.loss_curve_, cpu.loss_curve_, rtol=1e-12)
+    # in float32 a captured step's objective is float32 arithmetic, the host loop's float64
+    rtol, atol = (1e-5, 1e-6) if X.dtype == np.float32 else (1e-12, 1e-14)
+    np.testing.assert_allclose(dev.loss_curve_, cpu.loss_curve_, rtol=rtol)
     for a, b in zip(cpu.coefs_ + cpu.intercepts_, dev.coefs_ + dev.intercepts_, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("seed", range(12))

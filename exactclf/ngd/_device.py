@@ -46,7 +46,7 @@ class DeviceBatches:
 
     def __init__(self, xp, X, Y, sw, step: Callable):
         self.xp, self.X, self.Y, self.sw, self.step = xp, X, Y, sw, step
-        self.loss = xp.zeros(1, dtype=X.dtype)
+        self.loss = xp.zeros(1, dtype=float)  # float64, as the host's sum
         self.order = None
         self._buffers: dict = {}
         cuda = getattr(xp, "cuda", None)
