@@ -744,14 +744,16 @@ class _GraphNamespace(_DeviceNamespace):
         self.cuda = cuda
 
 
-@pytest.mark.parametrize("case", ["ngd", "weighted", "adam", "fail", "float32_continued"])
+@pytest.mark.parametrize("case", ["ngd", "weighted", "adam", "fail", "no_kernels",
+                                  "float32_continued"])
 def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
     """On CuPy a batch step runs eagerly on its first batch shape, is captured as a CUDA graph
     on the second and replayed afterwards. With a fake ``cupy.cuda`` whose graphs replay the
     step's code with every read-back forbidden, the fit gives the CPU model: the step reads
-    nothing back and keeps its state in place. A capture that fails warns once and the fit
-    goes on without graphs, to the same model. Float32 input, continued by ``partial_fit``
-    (Adam's state and step count back to the device), too."""
+    nothing back and keeps its state in place. A capture that fails, or product kernels that
+    do not compile, warn once and the fit goes on without graphs, to the same model. Float32
+    input, continued by ``partial_fit`` (Adam's state and step count back to the device),
+    too."""
     from exactclf.ngd import _device
 
     X, y = load_iris(return_X_y=True)
@@ -772,7 +774,18 @@ def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
         original(self, key, run)
 
     monkeypatch.setattr(_device._Graphs, "__call__", remember_run)
-    monkeypatch.setattr(_device, "GraphSafe", lambda xp: xp)  # its kernels need CUDA
+    class NoKernels:  # GraphSafe's kernels need CUDA: the stand-in's products instead
+        def __init__(self, xp):
+            self._cupy = xp
+
+        def __getattr__(self, name):
+            return getattr(self._cupy, name)
+
+        def prepare(self, dtype):
+            if case == "no_kernels":
+                raise RuntimeError("nvrtc: compilation failed")
+
+    monkeypatch.setattr(_device, "GraphSafe", NoKernels)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         cpu = NGDClassifier(device="cpu", **kw).fit(X, y, **fit_kw)
@@ -786,7 +799,7 @@ def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
     if case == "float32_continued":
         assert not graph_warnings and dev.coefs_[0].dtype == np.float32
         assert dev._adam[0].t == cpu._adam[0].t == 3 * 4 + 2 * 3
-    elif case == "fail":
+    elif case in ("fail", "no_kernels"):
         assert len(graph_warnings) == 1 and cuda.captures == 0
     else:
         assert not graph_warnings

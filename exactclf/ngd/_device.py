@@ -50,7 +50,8 @@ class DeviceBatches:
         self.order = None
         self._buffers: dict = {}
         cuda = getattr(xp, "cuda", None)
-        self._graphs = _Graphs(xp) if cuda is not None and hasattr(cuda, "Stream") else None
+        self._graphs = (_Graphs(xp, X.dtype) if cuda is not None and hasattr(cuda, "Stream")
+                        else None)
 
     def start_epoch(self, order) -> None:
         """``order``: the sample indices of the epoch (a NumPy array)."""
@@ -88,10 +89,11 @@ class DeviceBatches:
 class _Graphs:
     """CUDA graphs of a step, by key: the first run is eager (it compiles the kernels and
     fills the graphs' memory pool), the second is captured and launched, later ones launch
-    the graph. Should a capture fail, :attr:`failed` says why (with a warning)."""
+    the graph. Should the product kernels not compile or a capture fail, :attr:`failed` says
+    why (with a warning); neither has changed the step's state."""
 
-    def __init__(self, xp):
-        self.cuda = xp.cuda
+    def __init__(self, xp, dtype):
+        self.cuda, self.dtype, self.eager_xp = xp.cuda, dtype, xp
         self.xp = GraphSafe(xp)
         self.pool = self.cuda.MemoryPool()  # the graphs' temporaries: lent to no other array
         self.graphs: dict = {}
@@ -106,6 +108,12 @@ class _Graphs:
             return
         with self.cuda.using_allocator(self.pool.malloc):
             if key not in self._seen:
+                try:
+                    self.xp.prepare(self.dtype)
+                except Exception as exc:  # no kernels: no graphs (the step has not run)
+                    self._fail(exc)
+                    run(self.eager_xp, False)
+                    return
                 self._seen.add(key)
                 run(self.xp, True)
                 return
@@ -117,13 +125,16 @@ class _Graphs:
                 finally:
                     graph = stream.end_capture()
             except Exception as exc:  # an operation CUDA or CuPy cannot capture
-                self.failed = f"{type(exc).__name__}: {exc}"
-                warn(f"NGDClassifier: the batch step could not be captured as a CUDA graph "
-                     f"({self.failed}); it runs without graphs (slower).", RuntimeWarning)
+                self._fail(exc)
                 run(self.xp, True)  # nothing of the capture ran: this batch's step, eagerly
                 return
         self.graphs[key] = graph
         graph.launch(stream)
+
+    def _fail(self, exc: Exception) -> None:
+        self.failed = f"{type(exc).__name__}: {exc}"
+        warn(f"NGDClassifier: the batch step could not be captured as a CUDA graph "
+             f"({self.failed}); it runs without graphs (slower).", RuntimeWarning)
 
 
 # Products by kernels of ours: C[i, j] = sum_k A[i, k] B[k, j] for operands of any strides
@@ -205,6 +216,10 @@ class GraphSafe:
 
     def __getattr__(self, name):
         return getattr(self._cupy, name)
+
+    def prepare(self, dtype) -> None:
+        """Compile the product kernels of ``dtype`` (before a step that a graph captures)."""
+        self._kernel("each", dtype)
 
     def _kernel(self, kind: str, dtype):
         name = {"float64": "double", "float32": "float"}.get(str(dtype))
