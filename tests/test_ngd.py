@@ -675,6 +675,23 @@ def test_device_path_on_stand_in_arrays_gives_the_cpu_model(monkeypatch, case):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+def _iris_case(case, max_iter):
+    """Iris for the device-path tests: ``(X, y, estimator kwargs, fit kwargs)`` of a case
+    (``weighted``, ``adam``, ``binary``, ``float32...``, else the defaults)."""
+    X, y = load_iris(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(7,), max_iter=max_iter, random_state=0, batch_size=64)
+    fit_kw = {}
+    if case == "weighted":
+        fit_kw["sample_weight"] = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
+    elif case == "adam":
+        kw["solver"] = "adam"
+    elif case == "binary":
+        y = (y == 1).astype(int)
+    elif case.startswith("float32"):
+        X = X.astype(np.float32)
+    return X, y, kw, fit_kw
+
+
 class _FakeCuda:
     """Stand-in for ``cupy.cuda``'s streams, pools and graphs: a "captured" graph replays
     the step's Python code, with device reads forbidden while capturing and replaying (as
@@ -756,15 +773,7 @@ def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
     too."""
     from exactclf.ngd import _device
 
-    X, y = load_iris(return_X_y=True)
-    kw = dict(hidden_layer_sizes=(7,), max_iter=4, random_state=0, batch_size=64)
-    fit_kw = {}
-    if case == "weighted":
-        fit_kw["sample_weight"] = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
-    elif case == "adam":
-        kw["solver"] = "adam"
-    elif case == "float32_continued":
-        X = X.astype(np.float32)
+    X, y, kw, fit_kw = _iris_case(case, max_iter=4)
     cuda = _FakeCuda(fail_capture=case == "fail")
     original = _device._Graphs.__call__
 
@@ -936,15 +945,7 @@ def test_gpu_request_without_gpu_raises():
 def test_gpu_matches_cpu(case):  # pragma: no cover - needs a GPU
     """On CuPy, with the batch steps replayed as CUDA graphs (a capture that fails warns,
     which fails this test): the CPU's model."""
-    X, y = load_iris(return_X_y=True)
-    kw = dict(hidden_layer_sizes=(7,), max_iter=5, random_state=0, batch_size=64)
-    fit_kw = {}
-    if case == "weighted":
-        fit_kw["sample_weight"] = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
-    elif case == "adam":
-        kw["solver"] = "adam"
-    elif case == "binary":
-        y = (y == 1).astype(int)
+    X, y, kw, fit_kw = _iris_case(case, max_iter=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.filterwarnings("error", message=".*CUDA graph")
