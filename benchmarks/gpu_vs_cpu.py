@@ -5,7 +5,8 @@ has it), ``device="gpu"`` and ``device="auto"``, after a warm-up fit on a slice 
 (CuPy and Numba compile on first use; the CUDA kernels are then cached on disk), with the
 device synchronized before each clock reading. It prints the seconds, which device ``auto``
 chose, whether ``auto`` is within 10 % of the better device (issue 27's bar), and whether the
-devices found the same training errors. NGD rows add PyTorch Adam on the same network and GPU
+devices found the same training errors. NGD rows add the GPU without CUDA graphs (its batch
+steps run eagerly, as where a capture fails) and PyTorch Adam on the same network and GPU
 where PyTorch is installed. ``--frontier`` adds the exact frontier of ICE: for D = 2, 3, 4,
 the largest N (doubling) whose optimum each device proves within ``--frontier-limit``
 seconds.
