@@ -761,9 +761,54 @@ class _GraphNamespace(_DeviceNamespace):
         self.cuda = cuda
 
 
+@pytest.fixture
+def fake_graphs(monkeypatch):
+    """``install(fail_capture=False, no_kernels=False)``: from then on ``device="gpu"`` fits on
+    the stand-in arrays with a fake ``cupy.cuda`` (:class:`_FakeCuda`, whose graphs replay the
+    step's code with every read-back forbidden; GraphSafe's kernels replaced by the stand-in's
+    products, which fail to compile with ``no_kernels``); returns the fake."""
+    from exactclf._backend import CPU
+    from exactclf.ngd import _device
+
+    def install(fail_capture=False, no_kernels=False):
+        cuda = _FakeCuda(fail_capture=fail_capture)
+        original = _device._Graphs.__call__
+
+        def remember_run(self, key, run):  # a replay runs the step of the same batch shape
+            if key in self.graphs and self.graphs[key].run is None:
+                self.graphs[key].run = lambda: run(self.xp, True)
+            original(self, key, run)
+
+        class NoKernels:
+            def __init__(self, xp):
+                self._cupy = xp
+
+            def __getattr__(self, name):
+                return getattr(self._cupy, name)
+
+            def prepare(self, dtype):
+                if no_kernels:
+                    raise RuntimeError("nvrtc: compilation failed")
+
+        backend = Backend("gpu", _GraphNamespace(cuda))
+        monkeypatch.setattr(_device._Graphs, "__call__", remember_run)
+        monkeypatch.setattr(_device, "GraphSafe", NoKernels)
+        monkeypatch.setattr(_ngd, "resolve_device",
+                            lambda device, *work: backend if device == "gpu" else CPU)
+        return cuda
+
+    return install
+
+
+def _assert_same_model(dev, cpu, rtol, atol):
+    np.testing.assert_allclose(dev.loss_curve_, cpu.loss_curve_, rtol=rtol)
+    for a, b in zip(cpu.coefs_ + cpu.intercepts_, dev.coefs_ + dev.intercepts_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
 @pytest.mark.parametrize("case", ["ngd", "weighted", "adam", "fail", "no_kernels",
                                   "float32_continued"])
-def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
+def test_device_steps_replayed_as_graphs_give_the_cpu_model(fake_graphs, case):
     """On CuPy a batch step runs eagerly on its first batch shape, is captured as a CUDA graph
     on the second and replayed afterwards. With a fake ``cupy.cuda`` whose graphs replay the
     step's code with every read-back forbidden, the fit gives the CPU model: the step reads
@@ -771,35 +816,11 @@ def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
     do not compile, warn once and the fit goes on without graphs, to the same model. Float32
     input, continued by ``partial_fit`` (Adam's state and step count back to the device),
     too."""
-    from exactclf.ngd import _device
-
     X, y, kw, fit_kw = _iris_case(case, max_iter=4)
-    cuda = _FakeCuda(fail_capture=case == "fail")
-    original = _device._Graphs.__call__
-
-    def remember_run(self, key, run):  # a replay runs the step of the same batch shape
-        if key in self.graphs and self.graphs[key].run is None:
-            self.graphs[key].run = lambda: run(self.xp, True)
-        original(self, key, run)
-
-    monkeypatch.setattr(_device._Graphs, "__call__", remember_run)
-    class NoKernels:  # GraphSafe's kernels need CUDA: the stand-in's products instead
-        def __init__(self, xp):
-            self._cupy = xp
-
-        def __getattr__(self, name):
-            return getattr(self._cupy, name)
-
-        def prepare(self, dtype):
-            if case == "no_kernels":
-                raise RuntimeError("nvrtc: compilation failed")
-
-    monkeypatch.setattr(_device, "GraphSafe", NoKernels)
+    cuda = fake_graphs(fail_capture=case == "fail", no_kernels=case == "no_kernels")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         cpu = NGDClassifier(device="cpu", **kw).fit(X, y, **fit_kw)
-        backend = Backend("gpu", _GraphNamespace(cuda))
-        monkeypatch.setattr(_ngd, "resolve_device", lambda device, *work: backend)
         dev = NGDClassifier(device="gpu", **kw).fit(X, y, **fit_kw)
         if case == "float32_continued":
             for est in (cpu, dev):
@@ -817,9 +838,36 @@ def test_device_steps_replayed_as_graphs_give_the_cpu_model(monkeypatch, case):
         assert cuda.captures == 2 and cuda.launches == 3 * 4 - 2 - 2
     # in float32 a captured step's objective is float32 arithmetic, the host loop's float64
     rtol, atol = (1e-5, 1e-6) if X.dtype == np.float32 else (1e-12, 1e-14)
-    np.testing.assert_allclose(dev.loss_curve_, cpu.loss_curve_, rtol=rtol)
-    for a, b in zip(cpu.coefs_ + cpu.intercepts_, dev.coefs_ + dev.intercepts_, strict=True):
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+    _assert_same_model(dev, cpu, rtol, atol)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_graphed_fits_of_random_configurations_give_the_cpu_model(fake_graphs, seed):
+    """Random networks (no hidden layer to two, every activation), solvers, batch sizes
+    (Newton phases and batches too small for one), shuffling, early stopping, classes and
+    weights with zeros, fitted with graphs on the fake ``cupy.cuda``: the CPU's model."""
+    rng = np.random.RandomState(seed)
+    n, d, n_classes = int(rng.randint(40, 160)), int(rng.randint(1, 5)), int(rng.choice([2, 3, 4]))
+    X = rng.normal(size=(n, d)) * rng.choice([0.1, 1.0, 10.0]) + rng.choice([0.0, 5.0])
+    y = rng.randint(0, n_classes, size=n)
+    y[:n_classes] = np.arange(n_classes)
+    sw = None
+    if rng.rand() < 0.4:
+        sw = rng.uniform(0.0, 2.0, size=n)
+        sw[rng.rand(n) < 0.1] = 0.0
+        sw[:n_classes] = 1.0
+    kw = dict(hidden_layer_sizes=tuple(int(u) for u in rng.randint(1, 9, rng.randint(0, 3))),
+              activation=str(rng.choice(ACTIVATIONS)), solver=str(rng.choice(["ngd", "adam"])),
+              batch_size=int(rng.choice([7, 32, n])), shuffle=bool(rng.rand() < 0.8),
+              early_stopping=bool(rng.rand() < 0.3), newton_steps=int(rng.randint(1, 6)),
+              cg_iter=int(rng.randint(1, 4)), max_iter=3, random_state=seed)
+    cuda = fake_graphs()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cpu = NGDClassifier(device="cpu", **kw).fit(X, y, sample_weight=sw)
+        dev = NGDClassifier(device="gpu", **kw).fit(X, y, sample_weight=sw)
+    assert not [w for w in caught if "CUDA graph" in str(w.message)] and cuda.captures >= 1
+    _assert_same_model(dev, cpu, 1e-10, 1e-12)
 
 
 @pytest.mark.parametrize("seed", range(12))
