@@ -583,3 +583,32 @@ def test_bounds_that_raise_nothing_hand_the_time_to_the_networks(monkeypatch, ca
     assert "bounds raised nothing: the time left goes to the networks" in err
     assert len(calls) == 1  # the first bound phase only, not the one to the deadline
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
+
+
+def test_a_polarity_its_cover_rules_out_gets_no_networks(monkeypatch, capsys):
+    """Points of one class in a strip between two bands of the other: the bands are a union
+    of two half-spaces around a strip, but a union of half-spaces holding the strip leaves
+    the bands' convex hull, which covers the strip, on the other side. Once the first
+    polarity has a network, the second polarity's obstruction cover proves it cannot beat
+    that network, and its heuristics are not run; the fit's certificate holds either way."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)  # no exact search of networks
+    rng = np.random.default_rng(7)
+    strip = np.column_stack([rng.uniform(-1, 1, 40), rng.uniform(-5, 5, 40)])
+    bands = np.column_stack([rng.choice([-1, 1], 40) * rng.uniform(2, 4, 40),
+                             rng.uniform(-5, 5, 40)])
+    X = np.vstack([strip, bands])
+    y = np.repeat([1, 0], 40)
+    y[[0, 41]] = y[[41, 0]]  # one error each way for the good polarity
+    ruled_out = []
+    for labels in (y, 1 - y):
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=10, random_state=0,
+                                      verbose=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, labels)
+        ruled_out.append("rules it out" in capsys.readouterr().err)
+        assert clf.method_ == "portfolio"
+        assert clf.training_errors_ == _errors(clf, X, labels) >= clf.lower_bound_
+        assert clf.training_errors_ <= 2
+    assert any(ruled_out)

@@ -16,7 +16,11 @@ the weights of the union class and of the other class at each point.
   search below the best network where its sampled cost fits; the bounds again with the
   time left; and when they stall, the linear problem again with more time (when its seed
   was not proven optimal) and further runs of the heuristic for better networks. It
-  stops as soon as a bound meets the best network's errors.
+  stops as soon as a bound meets the best network's errors. The fit's bound is the least of
+  the polarities' bounds, so the bounds work on the polarity that holds it: a polarity whose
+  obstruction cover already proves it cannot beat the networks found before it gets no
+  networks of its own, and once a polarity's bound exceeds another's, its covers and
+  partitions wait (their time goes to that other polarity, or to the networks).
 
 Every polarity's result holds its best network (realized on ``Z``), a proven lower bound on
 that polarity's optimum and how it was proven; the estimator combines them into its
@@ -351,10 +355,19 @@ class MaxoutSearch:
         """For each polarity the coreset heuristic's network, and the local search that
         grows the linear seed's plane into K half-spaces (never worse than that plane); for
         K = 1 the seed itself with its proven bound. True if Ctrl-C stopped them."""
-        for polarity, want_w, other_w in self.searches:
+        for k, (polarity, want_w, other_w) in enumerate(self.searches):
+            if k and self.K > 1:  # a later polarity may be ruled out before its networks
+                ruled_out = self._ruled_out(polarity, self._side(linear.positive, polarity))
+                if ruled_out is None:
+                    return True
+                if ruled_out:
+                    continue
+            prior = self.results.get(polarity)  # from _ruled_out: its bound stands
             res = self.results[polarity] = self.settings.coreset(
                 self.Z, want_w, other_w, self.K,
                 max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3))
+            if prior is not None and prior.lower > res.lower:
+                res.lower, res.bound_method = prior.lower, prior.bound_method
             self.say(f"polarity {polarity:+d}: heuristic {res.value:g} errors, bound "
                      f"{res.lower:g}")
             if res.stop_reason == StopReason.INTERRUPTED:
@@ -376,6 +389,26 @@ class MaxoutSearch:
             self.say(f"polarity {polarity:+d}: refined from the smooth surrogate, "
                      f"{res.value:g} errors")
         return False
+
+    def _ruled_out(self, polarity, side) -> bool | None:
+        """Whether the obstruction cover of ``polarity`` (searched around the linear seed's
+        plane, which becomes its network) already proves that it cannot beat the best
+        network of the polarities before it: then its heuristics are not run, and their time
+        goes to the others' proofs. None if Ctrl-C stopped the cover."""
+        want_w, other_w = self.weights[polarity]
+        planes, value, _ = realize_union(self.Z, [side], want_w, other_w)
+        before = self.incumbent()
+        conflicts = conflict_bound(want_w, other_w)
+        self.results[polarity] = PolarityResult(value, planes, conflicts.value, 0, None,
+                                                conflicts.method)
+        if self._obstructions([polarity], min(_OBSTRUCTION_SHARE * self.budget,
+                                              _OBSTRUCTION_SECONDS), 0.0):
+            return None
+        if self.results[polarity].lower < before:
+            return False
+        self.say(f"polarity {polarity:+d}: its bound {self.results[polarity].lower:g} rules it "
+                 f"out (best network {before:g}): no networks searched")
+        return True
 
     def _prove(self, order) -> bool:
         """Partition bounds and exact searches for the polarities in ``order``, then the
@@ -488,15 +521,17 @@ class MaxoutSearch:
         return False
 
     def _obstructions(self, order, seconds, pair_seconds, seed=0) -> bool:
-        """The obstruction cover bounds of each open polarity, in at most ``seconds`` and
-        ``pair_seconds`` each: points of the union class in the convex hull of points of
+        """The obstruction cover bounds of each open polarity whose bound is the fit's (the
+        others' time goes to it), in at most ``seconds`` and ``pair_seconds`` each: points of
+        the union class in the convex hull of points of
         the other class (:func:`~exactclf.linear._local_cover.local_cover_bound`, searched
         first around the union-class points its network leaves out), then for K >= 2 with
         those, K + 1 union points pairwise blocked by the other class
         (:func:`~._cliques.clique_cover_bound`); True if Ctrl-C stopped them."""
         for p in order:
             res = self.results[p]
-            if res.lower >= self.incumbent() or self.left() <= 0 or seconds <= 0:
+            if (res.lower >= self.incumbent() or self.left() <= 0 or seconds <= 0
+                    or not self._bounds_fit(p)):
                 continue
             want_w, other_w = self.weights[p]
             missed = (want_w > other_w) & ~union_on(self.Z, res.planes)
@@ -505,7 +540,8 @@ class MaxoutSearch:
                                     random_state=self.settings.seed + seed)
             if self._take_cover(p, got, "obstruction cover"):
                 return True
-            if self.K == 1 or res.lower >= self.incumbent() or pair_seconds <= 0:
+            if (self.K == 1 or res.lower >= self.incumbent() or pair_seconds <= 0
+                    or not self._bounds_fit(p)):
                 continue
             pairs = clique_cover_bound(self.Z, want_w, other_w, self.K,
                                        time_limit=max(min(pair_seconds, self.left()), 1e-3),
@@ -513,6 +549,12 @@ class MaxoutSearch:
             if self._take_cover(p, pairs, "pair obstruction cover"):
                 return True
         return False
+
+    def _bounds_fit(self, polarity) -> bool:
+        """Whether ``polarity``'s bound is the fit's (the least of the polarities'): raising
+        a polarity's bound above another's leaves the fit's bound where it was."""
+        lower = self.results[polarity].lower
+        return all(lower <= r.lower for q, r in self.results.items() if q != polarity)
 
     def _take_cover(self, polarity, got, how) -> bool:
         """The polarity's bound becomes the cover bound ``got`` (proven ``how``) if higher;
@@ -541,8 +583,8 @@ class MaxoutSearch:
                            if results[p].lower < incumbent
                            and results[p].bound_method != "exact"
                            and stalled[p] < _STALLED_PARTITIONS)
-            if not open_:
-                return False
+            if not open_ or not self._bounds_fit(open_[0][1]):
+                return False  # no open polarity holds the fit's bound (it stalled)
             p = open_[0][1]
             seed += len(order)
             before = results[p].lower
