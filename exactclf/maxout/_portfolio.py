@@ -327,16 +327,22 @@ class MaxoutSearch:
     def _linear_seed(self):
         """The best plane of the linear problem within its share of the budget (one plane
         is a network too); None after Ctrl-C, with that plane as the fit's network."""
-        polarity, want_w, other_w = self.searches[0]
+        polarity = self.searches[0][0]
         linear = self._solve_linear(_LINEAR_SHARE)
         self.say(f"linear seed: {linear.value:g} errors, bound {linear.lower_bound:g}")
         if linear.stop_reason != StopReason.INTERRUPTED:
             return linear
-        planes, value, _ = realize_union(self.Z, [linear.positive], want_w, other_w)
-        conflicts = conflict_bound(want_w, other_w)
-        self.results[polarity] = PolarityResult(value, planes, conflicts.value, 0,
-                                                StopReason.INTERRUPTED, conflicts.method)
+        self.results[polarity] = self._plane_result(polarity, linear.positive,
+                                                    StopReason.INTERRUPTED)
         return None
+
+    def _plane_result(self, polarity, side, stop_reason=None) -> PolarityResult:
+        """One half-space, whose inside is ``side``, as the polarity's network, bounded only
+        by conflicting duplicates."""
+        want_w, other_w = self.weights[polarity]
+        planes, value, _ = realize_union(self.Z, [side], want_w, other_w)
+        conflicts = conflict_bound(want_w, other_w)
+        return PolarityResult(value, planes, conflicts.value, 0, stop_reason, conflicts.method)
 
     def _solve_linear(self, share: float, incumbent=None):
         """The linear problem of the first polarity searched, in ``share`` of the budget
@@ -395,12 +401,8 @@ class MaxoutSearch:
         plane, which becomes its network) already proves that it cannot beat the best
         network of the polarities before it: then its heuristics are not run, and their time
         goes to the others' proofs. None if Ctrl-C stopped the cover."""
-        want_w, other_w = self.weights[polarity]
-        planes, value, _ = realize_union(self.Z, [side], want_w, other_w)
         before = self.incumbent()
-        conflicts = conflict_bound(want_w, other_w)
-        self.results[polarity] = PolarityResult(value, planes, conflicts.value, 0, None,
-                                                conflicts.method)
+        self.results[polarity] = self._plane_result(polarity, side)
         if self._obstructions([polarity], min(_OBSTRUCTION_SHARE * self.budget,
                                               _OBSTRUCTION_SECONDS), 0.0):
             return None
