@@ -107,7 +107,7 @@ def test_cuda_kernels_in_the_simulator():
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-         str(path)], env=env, capture_output=True, text=True, timeout=600,
+         str(path)], env=env, capture_output=True, text=True, timeout=1200,
         cwd=path.parent.parent,
     )
     assert out.returncode == 0 and "skipped" not in out.stdout, out.stdout[-4000:]

@@ -180,6 +180,14 @@ def test_ice_classifier_on_the_cuda_backend(monkeypatch):
     np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
 
 
+@pytest.fixture
+def lanes(monkeypatch):
+    """Blocks of 3 threads under the simulator, where each thread is a Python thread (a GPU
+    runs 32): a bucket of the last level then takes several rounds of its block."""
+    if config.ENABLE_CUDASIM:
+        monkeypatch.setattr(_union_cuda, "_LANES", 3)
+
+
 def _union_problem(seed, kind, K, flip):
     rng = np.random.default_rng(seed)
     Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(8, 16)), int(rng.integers(1, 4)))
@@ -189,6 +197,7 @@ def _union_problem(seed, kind, K, flip):
 
 @pytest.mark.parametrize("kind", ["gaussian", "grid", "collinear", "flat"])
 @pytest.mark.parametrize("K", [1, 2, 3])
+@pytest.mark.usefixtures("lanes")
 def test_union_search_is_the_cpu_kernel(kind, K):
     """Whole and partial ranges of first indices, incumbents that tie or beat the best, both
     polarities, threads resumed over several launches: the CPU kernel's K-tuple."""
@@ -210,28 +219,32 @@ def test_union_search_is_the_cpu_kernel(kind, K):
                 np.testing.assert_array_equal(idx, cpu[1])
 
 
+@pytest.mark.usefixtures("lanes")
 def test_union_search_stops_between_launches():
     """``should_stop`` ends a search between launches: the tuple returned is a real one,
     and resuming from ``r_stop`` (the first index not settled) finds the CPU kernel's."""
-    Z, want, other, problem = _union_problem(4, "gaussian", 2, False)
+    # few points: under the simulator a launch of 250 blocks (13 points) takes minutes
+    Z, want, other = random_instance(np.random.default_rng(4), "gaussian", 7, 2)
+    problem = _exact.prepare_union(Z, want, other, 2)
     M = len(problem.family)
     cpu = union_search_cpu(*problem.args, 2, 0, M, np.inf, np.inf)
     gpu = _union_cuda.UnionSearchCuda(problem.args, problem.index, 2)
     _union_cuda._STEPS, saved = 1, _union_cuda._STEPS
     try:
         val, idx, _, r_stop = gpu.search(0, M, np.inf, np.inf, lambda: True)
-        assert r_stop < M
-        if idx[0] >= 0:
-            assert val == _exact.union_errors(problem.family[idx], want, other)
-        rest = gpu.search(r_stop, M, np.inf, np.inf)
     finally:
         _union_cuda._STEPS = saved
+    assert r_stop < M
+    if idx[0] >= 0:
+        assert val == _exact.union_errors(problem.family[idx], want, other)
+    rest = gpu.search(r_stop, M, np.inf, np.inf)
     assert rest[3] == M
     best = min((val, tuple(idx)), (rest[0], tuple(rest[1])))
     assert best == (cpu[0], tuple(cpu[1]))
 
 
 @pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.usefixtures("lanes")
 def test_exact_union_returns_the_cpu_network(K):
     """The whole exact search on the CUDA backend, chunks and workers included."""
     Z, want, other, _ = _union_problem(30 + K, "grid", K, False)

@@ -45,6 +45,10 @@ __all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
 #: work of one kernel call, in word operations (a few milliseconds): the granularity at which
 #: deadlines and interrupts are honoured
 _STEP_WORDS = 1 << 22
+#: first indices of the first chunk on the GPU, one block each: a GPU holds a few thousand
+#: blocks of 32 threads at once (32 per multiprocessor), and the first indices, which hold
+#: most of the work, must fill it; later chunks are sized from the measured rate
+_GPU_FIRST_CHUNK = 1 << 13
 #: the stop event of each search, by token (a number, not ``id(event)``: ids are reused)
 _ACTIVE: dict = {}
 _TOKENS = itertools.count()
@@ -343,7 +347,7 @@ def exact_union(
                 gpu = UnionSearchCuda(problem.args, problem.index, K)
         if gpu is not None:
             def kernel(r0, r1, ub_lt, ub_le):
-                return gpu.search(r0, r1, ub_lt, ub_le, should_stop)
+                return off_main(gpu.search, r0, r1, ub_lt, ub_le, should_stop)
         elif backend.array_generic:
             F = backend.xp.asarray(family.astype(np.float64))
 
@@ -383,9 +387,13 @@ def exact_union(
             return ChunkResult(best, [], r_stop)
 
         try:
+            # the GPU runs one chunk at a time: more workers would only queue for it, and
+            # shrink the chunks that the rate measured per worker sizes
             out = run_search(len(family), scan, lambda pending, bound: [],
-                             upper_bound=upper_bound, time_limit=time_limit, n_jobs=n_jobs,
-                             verbose=verbose, desc="Deep-ICE", chunk_size=64,
+                             upper_bound=upper_bound, time_limit=time_limit,
+                             n_jobs=1 if gpu is not None else n_jobs, verbose=verbose,
+                             desc="Deep-ICE",
+                             chunk_size=64 if gpu is None else _GPU_FIRST_CHUNK,
                              lower_bound=lower_bound, work=work)
         finally:
             _ACTIVE[token] = _ENDED

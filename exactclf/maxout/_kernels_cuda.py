@@ -1,14 +1,17 @@
-"""Numba CUDA kernel of the exact union search: one thread per first candidate index.
+"""Numba CUDA kernel of the exact union search: one block of threads per first candidate index.
 
-The GPU counterpart of :mod:`._kernels_cpu`, with its contract: thread ``t`` runs the CPU
+The GPU counterpart of :mod:`._kernels_cpu`, with its contract: block ``t`` runs the CPU
 kernel's depth-first search (:func:`exactclf.maxout._kernels_cpu.union_search_steps`, the
 same bounds, bucket scan and word-by-word early exit, popcounts on ``uint64`` bitsets) over
-the tuples whose first index is ``a + t``. The threads share an incumbent in device memory,
-lowered by ``atomic.min``; a thread prunes against it as against ``ub_le`` (ties still pass),
-so the lexicographically first tuple of least error is never pruned, and the host takes the
-lowest ``(errors, first index)`` over the threads: the CPU kernel's tuple.
+the tuples whose first index is ``a + t``. Its threads walk the same tree and split the
+scans of the last level, where the work is: the candidates sorted by cover put most of it
+on the first few indices, which one thread each left to run alone long after the others
+had finished. The blocks share an incumbent in device memory, lowered by ``atomic.min``; a
+block prunes against it as against ``ub_le`` (ties still pass), so the lexicographically
+first tuple of least error is never pruned, and the host takes the lowest ``(errors, first
+index)`` over the blocks: the CPU kernel's tuple.
 
-A launch runs each thread for a bounded number of steps and keeps its search state on the
+A launch runs each block for a bounded number of steps and keeps its search state on the
 device, so the host checks deadlines and interrupts between launches, as the CPU driver does
 between kernel calls.
 """
@@ -30,9 +33,11 @@ __all__ = ["MAX_K", "MAX_WORDS", "UnionSearchCuda"]
 MAX_K = 4
 MAX_WORDS = 32
 _DEPTHS = MAX_K + 1
-#: threads per block
-_THREADS = 64
-#: steps of one thread per launch (see union_search_steps): a launch of a few milliseconds
+#: threads of a block, which search one first index together (they split the last level's
+#: scans), and the most a block may have (the size of its shared arrays)
+_LANES = 32
+_MAX_LANES = 32
+#: steps of one block per launch (see union_search_steps): a launch of a few milliseconds
 _STEPS = 1 << 14
 
 
@@ -64,9 +69,16 @@ def _errors_upto(P, d, row, want, unwanted, limit):
 
 @cuda.jit(device=True)
 def _last_level(P, d, covered, missed, s, cover, order, S_order, gain_order, bstart, bend,
-                want, unwanted, best, ub_le, out):
-    """:func:`exactclf.maxout._kernels_cpu._last_level` for the union ``P[d]``:
-    returns ``best`` and writes ``(j, n_eval, steps)`` to ``out``."""
+                want, unwanted, best, ub_le, out, lane, lanes, s_err, s_j):
+    """:func:`exactclf.maxout._kernels_cpu._last_level` for the union ``P[d]``, run by the
+    ``lanes`` threads of a block together: each takes every ``lanes``-th candidate of a
+    bucket, and after each round of ``lanes`` candidates all take the least ``(errors,
+    index)`` of the round (through ``s_err``, ``s_j``) and stop the bucket if one of them
+    met a candidate that cannot win (gains only decrease along a bucket). Candidates are
+    pruned against the bound of the round's start, never a better one: that only evaluates
+    more, and the result is the least ``(errors, index)`` over the candidates as on the CPU.
+    Returns ``best`` and writes ``(j, n_eval, steps)`` to ``out`` (``n_eval``: this
+    thread's evaluations; the rest is the same in every thread)."""
     M = S_order.shape[0]
     found = -1
     n_eval = 0
@@ -79,23 +91,39 @@ def _last_level(P, d, covered, missed, s, cover, order, S_order, gain_order, bst
         if base >= lt or base > le:
             break
         end = bend[pos]
-        for q in range(pos, end):
-            steps += 1
-            tie_ok = found >= pos
-            lb = base + max(missed - gain_order[q], 0)
-            if lb > lt or lb > le or (lb == lt and not tie_ok):
+        first = pos
+        while first < end:
+            q = first + lane
+            stop = 0
+            err = -1
+            j = -1
+            if q < end:
+                tie_ok = found >= pos
+                lb = base + max(missed - gain_order[q], 0)
+                if lb > lt or lb > le or (lb == lt and not tie_ok):
+                    stop = 1
+                else:
+                    j = order[q]
+                    if j < s or (tie_ok and lb == lt and j > found):
+                        j = -1
+                    else:
+                        limit = min(lt + 1 if tie_ok else lt, le + 1)
+                        n_eval += 1
+                        err = _errors_upto(P, d, S_order[q], want, unwanted, limit)
+                        if err >= limit:
+                            j = -1
+            s_err[lane] = err
+            s_j[lane] = j
+            stopped = cuda.syncthreads_or(stop)
+            for u in range(lanes):
+                if s_j[u] >= 0 and (s_err[u] < lt or (s_err[u] == lt and s_j[u] < found)):
+                    lt = s_err[u]
+                    found = s_j[u]
+            cuda.syncthreads()  # every thread has read the round before the next writes
+            steps += min(lanes, end - first)
+            if stopped:
                 break
-            j = order[q]
-            if j < s or (tie_ok and lb == lt and j > found):
-                continue
-            limit = min(lt + 1 if tie_ok else lt, le + 1)
-            n_eval += 1
-            err = _errors_upto(P, d, S_order[q], want, unwanted, limit)
-            if err >= limit:
-                continue
-            if err < lt or j < found:
-                lt = err
-                found = j
+            first += lanes
         pos = end
     out[0], out[1], out[2] = found, n_eval, steps
     return float(lt) if found >= 0 else best
@@ -104,38 +132,51 @@ def _last_level(P, d, covered, missed, s, cover, order, S_order, gain_order, bst
 @cuda.jit(cache=True)
 def _union_kernel(S, cover, gain, top, order, S_order, gain_order, bstart, bend, want,
                   unwanted, a, ub_le, inc, state, best_val, best_idx, n_eval, max_steps):
-    """Thread ``t`` resumes the search of first index ``a + t`` from ``state[t]`` (as
+    """Block ``t`` resumes the search of first index ``a + t`` from ``state[t]`` (as
     :func:`exactclf.maxout._kernels_cpu.union_search_steps`) with its best so far in
-    ``best_val[t]``, ``best_idx[t]``; ``inc[0]``: the incumbent shared by all threads;
-    ``n_eval[0]``: the count of evaluated tuples."""
-    t = cuda.grid(1)
+    ``best_val[t]``, ``best_idx[t]``; ``inc[0]``: the incumbent shared by all blocks, read
+    when the launch starts; ``n_eval[0]``: the count of evaluated tuples. Every thread of
+    the block walks the same search tree (the same decisions, so the block never diverges
+    at a barrier); they split the scans of the last level (:func:`_last_level`), and the
+    first thread writes the block's results."""
+    t = cuda.blockIdx.x
+    lane = cuda.threadIdx.x
+    lanes = cuda.blockDim.x
     if t >= state.shape[0] or state[t, 0] < 0:
         return
+    s_err = cuda.shared.array(_MAX_LANES, np.int64)
+    s_j = cuda.shared.array(_MAX_LANES, np.int64)
     P = cuda.local.array((_DEPTHS, MAX_WORDS), np.uint64)
     covered = cuda.local.array(_DEPTHS, np.int64)
     missed = cuda.local.array(_DEPTHS, np.int64)
+    idx = cuda.local.array(_DEPTHS, np.int64)
     last = cuda.local.array(3, np.int64)
     M, W = S.shape
     K = best_idx.shape[1]
     b = a + t + 1
+    depth = state[t, 0]
+    for u in range(K):
+        idx[u] = state[t, u + 1]
+    s_le = cuda.shared.array(1, np.float64)
+    if lane == 0:  # one read of the shared incumbent: the block's decisions must agree
+        s_le[0] = min(ub_le, inc[0])
+    best = best_val[t]
+    cuda.syncthreads()  # and every thread has read the state before the first one writes it
+    le = s_le[0]
     for w in range(W):
         P[0, w] = 0
     covered[0] = 0
     missed[0] = _weighted(P, 0, W, want, True)
-    depth = state[t, 0]
-    idx = state[t, 1:]
     for d in range(depth):
         for w in range(W):
             P[d + 1, w] = P[d, w] | S[idx[d], w]
         covered[d + 1] = _weighted(P, d + 1, W, unwanted, False)
         missed[d + 1] = _weighted(P, d + 1, W, want, True)
-    best = best_val[t]
     found = False
     evaluated = 0
     steps = 0
     while depth >= 0 and steps < max_steps:
         steps += 1
-        le = min(ub_le, inc[0])
         i = idx[depth]
         exhausted = (depth == 0 and i >= b) or i >= M
         if not exhausted:
@@ -159,37 +200,44 @@ def _union_kernel(S, cover, gain, top, order, S_order, gain_order, bstart, bend,
             idx[depth] += 1
             continue
         mm = _weighted(P, depth + 1, W, want, True)
-        if depth == K - 1:  # K = 1
+        if depth == K - 1:  # K = 1: every thread evaluates it, the first counts it
             err = cc + mm
-            evaluated += 1
+            if lane == 0:
+                evaluated += 1
             if err < best and err <= le:
                 best = err
                 found = True
-                for u in range(K):
-                    best_idx[t, u] = idx[u]
+                if lane == 0:
+                    for u in range(K):
+                        best_idx[t, u] = idx[u]
             idx[depth] += 1
         elif depth == K - 2:
             err = _last_level(P, depth + 1, cc, mm, i, cover, order, S_order, gain_order,
-                              bstart, bend, want, unwanted, best, le, last)
+                              bstart, bend, want, unwanted, best, le, last, lane, lanes,
+                              s_err, s_j)
             evaluated += last[1]
             steps += last[2]
             if last[0] >= 0:
                 best = err
                 found = True
-                for u in range(K - 1):
-                    best_idx[t, u] = idx[u]
-                best_idx[t, K - 1] = last[0]
+                if lane == 0:
+                    for u in range(K - 1):
+                        best_idx[t, u] = idx[u]
+                    best_idx[t, K - 1] = last[0]
             idx[depth] += 1
         else:
             covered[depth + 1] = cc
             missed[depth + 1] = mm
             depth += 1
             idx[depth] = i
-    state[t, 0] = depth
-    if found:
-        best_val[t] = best
-        cuda.atomic.min(inc, 0, best)
     cuda.atomic.add(n_eval, 0, evaluated)
+    if lane == 0:
+        state[t, 0] = depth
+        for u in range(K):
+            state[t, u + 1] = idx[u]
+        if found:
+            best_val[t] = best
+            cuda.atomic.min(inc, 0, best)
 
 
 class UnionSearchCuda:
@@ -236,12 +284,11 @@ class UnionSearchCuda:
             best_idx = cuda.to_device(np.full((count, self.K), -1, dtype=np.int64))
             inc = cuda.to_device(np.array([ub_lt]))
             n_eval = cuda.to_device(np.zeros(1, dtype=np.int64))
-            blocks = -(-count // _THREADS)
             r_stop = b
             while True:
                 with quiet_launches():
-                    _union_kernel[blocks, _THREADS](*self._args, a, ub_le, inc, d_state,
-                                                    best_val, best_idx, n_eval, _STEPS)
+                    _union_kernel[count, _LANES](*self._args, a, ub_le, inc, d_state,
+                                                 best_val, best_idx, n_eval, _STEPS)
                 open_ = np.flatnonzero(d_state.copy_to_host()[:, 0] >= 0)
                 if open_.size == 0:
                     break
