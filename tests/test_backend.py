@@ -99,7 +99,7 @@ def test_auto_never_loses_on_the_measured_work(kind, work, cpu, gpu):
     assert chosen <= 1.1 * min(cpu, gpu)
 
 
-@pytest.mark.slow  # (72 s, a twelfth of the default suite; CI runs the slow tests too)
+@pytest.mark.slow  # (250 s, the simulator barriers of the union kernel; CI runs the slow tests)
 def test_cuda_kernels_in_the_simulator():
     """``test_cuda_kernels.py`` under Numba's CUDA simulator, which must be switched on
     before Numba is imported: in a fresh interpreter."""
