@@ -185,6 +185,46 @@ def test_deepice_certificates_hold(gen, seed, n, d):
     assert clf.training_errors_ == pytest.approx(opt)
 
 
+@pytest.mark.parametrize("gen, seed, n, d", list(_cases(1, 9, 2)))
+def test_ice_beyond_the_exact_range_certificates_hold(monkeypatch, gen, seed, n, d):
+    """The path of large data (local search, local IIS cover, random partitions, then the
+    enumeration in the time left) forced onto small awkward data: the bounds it proves on
+    the way must hold against brute force."""
+    from exactclf.linear import _portfolio
+
+    monkeypatch.setattr(_portfolio, "_LOCAL_FROM_SECONDS", 0.0)
+    monkeypatch.setattr(_portfolio, "worth_searching", lambda n, dim: True)
+    X, y, w = _data(gen, seed, n, d)
+    clf = _fit(ICEClassifier(time_limit=1.0), X, y, w)
+    U, wpos, wneg = _merged(X, y, w)
+    opt = brute_force_min01(_standardized(U), wpos, wneg)
+    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
+    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
+    if clf.is_optimal_:
+        assert clf.training_errors_ == pytest.approx(opt)
+
+
+@pytest.mark.parametrize("gen, seed, n, d", list(_cases(1, 7, 2)))
+def test_deepice_portfolio_certificates_hold(monkeypatch, gen, seed, n, d):
+    """The portfolio (heuristics, obstruction and partition bounds, sampled exact search)
+    forced onto small awkward data, each case with a short budget: its bound must hold for
+    both polarities, and an optimal claim must be the brute-force optimum."""
+    from exactclf.maxout import _deepice
+
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    X, y, w = _data(gen, seed, n, d)
+    clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=2.0, random_state=seed),
+               X, y, w)
+    U, wpos, wneg = _merged(X, y, w)
+    # one distinct point: a single half-space, the linear problem's exact search
+    assert clf.method_ == ("portfolio" if len(U) > 1 else "exact")
+    opt = _brute_force_union2(_standardized(U), wpos, wneg)
+    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
+    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
+    if clf.is_optimal_:
+        assert clf.training_errors_ == pytest.approx(opt)
+
+
 # -- convex estimators: certificates re-checked on the returned model ----------------------
 
 
