@@ -147,6 +147,16 @@ def _fit(est, X, y, w):
         return est.fit(X, y, sample_weight=w)
 
 
+def _assert_certified(clf, X, y, w, opt, must_prove):
+    """The model errs as it reports, its bound is below the brute-force optimum ``opt``,
+    and an optimal claim (required with ``must_prove``) is that optimum."""
+    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
+    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
+    assert clf.is_optimal_ or not must_prove, "small data must be proven"
+    if clf.is_optimal_:
+        assert clf.training_errors_ == pytest.approx(opt)
+
+
 # -- exact 0-1 estimators: certificates against brute force --------------------------------
 
 
@@ -155,11 +165,7 @@ def test_ice_certificates_hold(gen, seed, n, d):
     X, y, w = _data(gen, seed, n, d)
     clf = _fit(ICEClassifier(), X, y, w)
     U, wpos, wneg = _merged(X, y, w)
-    opt = brute_force_min01(_standardized(U), wpos, wneg)
-    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
-    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
-    assert clf.is_optimal_, "small data must be proven"
-    assert clf.training_errors_ == pytest.approx(opt)
+    _assert_certified(clf, X, y, w, brute_force_min01(_standardized(U), wpos, wneg), True)
 
 
 def _brute_force_union2(Z, wpos, wneg):
@@ -178,11 +184,7 @@ def test_deepice_certificates_hold(gen, seed, n, d):
     X, y, w = _data(gen, seed, n, d)
     clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact"), X, y, w)
     U, wpos, wneg = _merged(X, y, w)
-    opt = _brute_force_union2(_standardized(U), wpos, wneg)
-    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
-    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
-    assert clf.is_optimal_
-    assert clf.training_errors_ == pytest.approx(opt)
+    _assert_certified(clf, X, y, w, _brute_force_union2(_standardized(U), wpos, wneg), True)
 
 
 @pytest.mark.parametrize("gen, seed, n, d", list(_cases(1, 9, 2)))
@@ -197,11 +199,7 @@ def test_ice_beyond_the_exact_range_certificates_hold(monkeypatch, gen, seed, n,
     X, y, w = _data(gen, seed, n, d)
     clf = _fit(ICEClassifier(time_limit=1.0), X, y, w)
     U, wpos, wneg = _merged(X, y, w)
-    opt = brute_force_min01(_standardized(U), wpos, wneg)
-    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
-    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
-    if clf.is_optimal_:
-        assert clf.training_errors_ == pytest.approx(opt)
+    _assert_certified(clf, X, y, w, brute_force_min01(_standardized(U), wpos, wneg), False)
 
 
 @pytest.mark.parametrize("gen, seed, n, d", list(_cases(1, 7, 2)))
@@ -218,11 +216,7 @@ def test_deepice_portfolio_certificates_hold(monkeypatch, gen, seed, n, d):
     U, wpos, wneg = _merged(X, y, w)
     # one distinct point: a single half-space, the linear problem's exact search
     assert clf.method_ == ("portfolio" if len(U) > 1 else "exact")
-    opt = _brute_force_union2(_standardized(U), wpos, wneg)
-    assert clf.training_errors_ == pytest.approx(_realized(clf, X, y, w))
-    assert clf.lower_bound_ <= opt + 1e-9 <= clf.training_errors_ + 2e-9
-    if clf.is_optimal_:
-        assert clf.training_errors_ == pytest.approx(opt)
+    _assert_certified(clf, X, y, w, _brute_force_union2(_standardized(U), wpos, wneg), False)
 
 
 # -- convex estimators: certificates re-checked on the returned model ----------------------
