@@ -88,13 +88,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from .._backend import REFERENCE, Backend
 from .._certificate import StopReason
 from ._bounds import dual_lower_bound
-from ._ipm import dense_mrc_ipm
+from ._ipm import dense_mrc_ipm, warm_or_cold
 from ._lp import LPResult, make_lp
 from ._program import _SEPARATION_STEP, _START_RADIUS, _START_ROWS, _START_SHARE, ScoredProgram
 from ._rows import RowPool, lp_columns, lp_costs, row_coefficients, row_upper
@@ -410,10 +411,8 @@ class ZeroOneProgram(ScoredProgram):
         args = (F, row_upper(self.rows.M), cost[0::2], cost[1::2], ub[0::2], ub[1::2])
         tol = min(self.tol, max(_DENSE_IPM_TOL, _DENSE_IPM_SHARE * self.eps1))
         start = self._warm_start()
-        ipm = dense_mrc_ipm(*args, tol=tol, time_limit=remaining, start=start)
-        if start is not None and not (ipm.converged or ipm.time_limit_reached):
-            remaining = None if remaining is None else remaining - ipm.seconds
-            ipm = dense_mrc_ipm(*args, tol=tol, time_limit=remaining)  # cold, before HiGHS
+        # (a warm start that stalls is repeated cold, before HiGHS)
+        ipm = warm_or_cold(partial(dense_mrc_ipm, *args, tol=tol), start, remaining)
         self._warm = None if ipm.warm is None else (ipm.warm, list(self.rows.keys))
         if not (ipm.converged or ipm.time_limit_reached):
             return None

@@ -46,7 +46,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.blas import dgemv, dsyrk
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["IPMResult", "WarmStart", "dense_mrc_ipm"]
+__all__ = ["IPMResult", "WarmStart", "dense_mrc_ipm", "warm_or_cold"]
 
 #: fraction of the step to the boundary
 _STEP = 0.995
@@ -115,6 +115,30 @@ class IPMResult:
     time_limit_reached: bool
     seconds: float
     warm: WarmStart | None = None
+
+
+def warm_or_cold(solve, start, time_limit: float | None):
+    """``solve(start=start, time_limit=time_limit)`` (either IPM of this package), and where a
+    warm start stalls short of convergence, the same LP again from the cold start with the
+    time left: a start far from the new LP's central path can leave the iterates where
+    rounding stops them (a 26-sample LP of ``tests/test_mrc_samples.py`` stalled at a merit
+    of 4.7e-6 on one machine's BLAS kernels and converged on another's; cold, 13 iterations).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> F, b = np.array([[1.0], [-1.0]]), np.array([0.0, -1.0])
+    >>> c, u = np.array([0.5]), np.array([np.inf])
+    >>> def solve(start, time_limit):
+    ...     return dense_mrc_ipm(F, b, c, c, u, u, start=start, time_limit=time_limit)
+    >>> round(warm_or_cold(solve, solve(None, None).warm, None).objective, 6)
+    0.75
+    """
+    res = solve(start=start, time_limit=time_limit)
+    if start is None or res.converged or res.time_limit_reached:
+        return res
+    left = None if time_limit is None else time_limit - res.seconds
+    return solve(start=None, time_limit=left)
 
 
 def _max_step(v, dv):

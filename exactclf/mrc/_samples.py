@@ -21,11 +21,13 @@ layer-cake decomposition (:func:`layer_cake_rows`): the certificate's rows.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .._backend import REFERENCE, Backend
 from ._bounds import mixture_lower_bound
-from ._ipm import numpy_blas_serial
+from ._ipm import numpy_blas_serial, warm_or_cold
 from ._ipm_compact import compact_mrc_ipm
 from ._lp import LPResult
 from ._program import _SEPARATION_STEP, _START_RADIUS, _START_ROWS, ScoredProgram
@@ -180,10 +182,10 @@ class SampleProgram(ScoredProgram):
         K, d = data.K, data.d
         ub = self.box.use(self.features)
         tol = min(self.tol, max(_IPM_TOL, _IPM_SHARE * self.eps1))
+        solve = partial(compact_mrc_ipm, self._psi(self.samples), data.centroids, self.c1,
+                        self.c2, ub[0::2].reshape(K, d), ub[1::2].reshape(K, d), tol=tol)
         with numpy_blas_serial():
-            res = compact_mrc_ipm(self._psi(self.samples), data.centroids, self.c1, self.c2,
-                                  ub[0::2].reshape(K, d), ub[1::2].reshape(K, d), tol=tol,
-                                  time_limit=remaining, start=self._warm_start(ub))
+            res = warm_or_cold(solve, self._warm_start(ub), remaining)
         self._warm = None if res.start is None else (res.start, self.samples.copy(), ub)
         if res.time_limit_reached:
             return None
