@@ -58,9 +58,7 @@ _SOLVER_ATOL, _SOLVER_ATOL_PER_COLUMN = 1e-6, 1e-7
 _ALL_SOLUTIONS = 2**31 - 1
 #: HiGHS options of the master: its sub-MIP heuristics (RENS, RINS) off. On these small
 #: set-cover MIPs they seldom find what the LP rounding does not, and each sub-MIP fixes
-#: columns that make HiGHS restart its root: the cover MIPs of the D = 9-12 instances
-#: took 25 % less time without them, one proof 4.2 s -> 0.3 s
-#: (``benchmarks/results/ice_vs_baselines.txt``)
+#: columns that make HiGHS restart its root (``benchmarks/results/ice_vs_baselines.txt``)
 _HIGHS_OPTIONS = {"mip_heuristic_run_rens": False, "mip_heuristic_run_rins": False}
 
 

@@ -121,8 +121,7 @@ def warm_or_cold(solve, start, time_limit: float | None):
     """``solve(start=start, time_limit=time_limit)`` (either IPM of this package), and where a
     warm start stalls short of convergence, the same LP again from the cold start with the
     time left: a start far from the new LP's central path can leave the iterates where
-    rounding stops them (a 26-sample LP of ``tests/test_mrc_samples.py`` stalled at a merit
-    of 4.7e-6 on one machine's BLAS kernels and converged on another's; cold, 13 iterations).
+    rounding stops them, and whether it does depends on the BLAS kernels of the machine.
 
     Examples
     --------
