@@ -100,7 +100,10 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         D-subsets of points (deterministic budget; the result is then not proven optimal).
     time_limit : float, default=None
         Seconds; the best network so far is returned when it is reached, with the best
-        lower bound proven by then. Ctrl-C does the same (with a warning).
+        lower bound proven by then. Ctrl-C does the same (with a warning). The portfolio
+        shares its time by the wall clock, so with the same ``random_state`` two fits
+        cut short may return different networks and bounds (each valid, and a proven
+        optimum has the same errors on every run).
     coreset_size : int, default=20
         Block size of the coreset heuristic.
     n_shuffles : int, default=50
