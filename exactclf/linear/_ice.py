@@ -97,7 +97,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         cover runs (it has its own bound), a tenth of it is kept for a quick lower bound,
         spent only if the search stops before a proof. Where the fit stops depends on the
         machine's speed and load: two fits cut short by it may return different models
-        and bounds (each valid); ``max_candidates`` is the budget that repeats.
+        and bounds (each valid).
     mip_solver : {"auto", "highs", "gurobi"}, default="auto"
         The solver of the IIS cover's master, the set-cover MIP that proves the bound:
         HiGHS, or Gurobi from the optional extra ``exactclf[gurobi]`` (2-10x faster on
