@@ -121,6 +121,23 @@ def test_budget_returns_best_so_far_with_a_warning():
     assert tl.stop_reason_ == "time_limit" and not tl.is_optimal_
 
 
+def test_an_enumeration_budget_alone_is_reproducible():
+    # the documented reproducible case of max_candidates: a count with nothing timed,
+    # whatever the number of workers
+    X, y = load_haberman(return_X_y=True)
+    fits = []
+    for n_jobs in (1, 2, 1):
+        clf = ICEClassifier(device="cpu", method="exact", upper_bound="surrogate",
+                            max_candidates=3000, n_jobs=n_jobs)
+        with pytest.warns(ConvergenceWarning):
+            fits.append(clf.fit(X, y))
+    for b in fits[1:]:
+        np.testing.assert_array_equal(b.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(b.intercept_, fits[0].intercept_)
+        assert b.training_errors_ == fits[0].training_errors_
+        assert b.n_candidates_ == fits[0].n_candidates_ == 3000
+
+
 def test_search_far_too_large_is_refused_before_starting(monkeypatch):
     monkeypatch.setattr("exactclf.linear._ice._MILP_SECONDS", 2.0)
     rng = np.random.default_rng(0)

@@ -91,7 +91,12 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         30 s (``"milp"``). ``"auto"`` adds the MILP when the enumeration goes first and has
         more than 1e7 candidates, and beyond the exact range.
     max_candidates : int, default=None
-        Search at most this many candidate hyperplanes (deterministic budget).
+        Search at most this many candidate hyperplanes in each run of the enumeration. A
+        count, not a time, yet the timed parts of a fit still depend on the machine's speed
+        (the portfolio's slices under ``"auto"``, the MILP incumbent, the local search
+        beyond the exact range, the quick lower bound after the stop): only
+        ``method="exact"`` with ``upper_bound="surrogate"`` within the exact range returns
+        the same model on every machine (its bound may still differ).
     time_limit : float, default=None
         Stop the search after this many seconds (wall clock, whole fit). Unless the IIS
         cover runs (it has its own bound), a tenth of it is kept for a quick lower bound,
