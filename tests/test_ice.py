@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import brute_force_min01, random_instance, weighted_samples
+from _helpers import assert_verifies, brute_force_min01, random_instance, weighted_samples
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -145,10 +145,32 @@ def test_search_far_too_large_is_refused_before_starting(monkeypatch):
     y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
     with pytest.raises(ValueError, match="days here.*time_limit"):
         ICEClassifier(method="exact").fit(X, y)
-    with pytest.warns(UserWarning, match="falls back to method='milp'"):
+    # auto: the IIS cover path for the MILP's default time, with a bound, and a warning
+    with pytest.warns(ConvergenceWarning, match="within the 2 s that a fit without time_limit"):
         clf = ICEClassifier(method="auto", time_limit=None).fit(X, y)
-    assert clf.method_ == "milp" and not clf.is_optimal_
+    assert clf.method_ == "iis_cover" and not clf.is_optimal_
     assert clf.training_errors_ == _errors(clf, X, y)
+    assert 0 < clf.lower_bound_ < clf.training_errors_
+    assert clf.certificate_.fit_time < 30  # the 2 s given, not a search without end
+    # a candidate budget does not bound the IIS cover: the same time cap holds
+    with pytest.warns(ConvergenceWarning, match="within the 2 s"):
+        capped = ICEClassifier(max_candidates=10).fit(X, y)
+    assert capped.method_ == "iis_cover" and capped.certificate_.fit_time < 30
+
+
+def test_default_fit_proves_in_high_dimension_without_a_budget():
+    # 1e13 candidates: the enumeration could not finish in a day, the IIS cover proves the
+    # optimum in well under the 30 s a fit without time_limit gets there
+    from exactclf._experiments.ice_table1 import synthetic_instance
+
+    X, y = synthetic_instance("synth100x12")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback, no warning
+        clf = ICEClassifier().fit(X, y)
+    assert clf.n_candidates_total_ > 1e12
+    assert clf.method_ == "iis_cover" and clf.is_optimal_ and clf.training_errors_ == 3
+    assert clf.training_errors_ == _errors(clf, X, y)
+    assert not assert_verifies(clf, X, y).not_checked
 
 
 def test_bad_input_gets_clear_errors():
@@ -556,11 +578,13 @@ def test_refusal_quotes_the_bound_a_budget_gives(monkeypatch):
     y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
     with pytest.raises(ValueError, match=r"gives you a bound of about \d+ errors or better"):
         ICEClassifier(method="exact").fit(X, y)
-    with pytest.warns(UserWarning, match="falls back to method='milp'.*bound of about"):
+    # the advice holds: auto without a budget runs the IIS cover path, whose bound (no
+    # duplicates here) is proven
+    with pytest.warns(ConvergenceWarning, match="give it a time_limit"):
         clf = ICEClassifier(method="auto").fit(X, y)
-    # no duplicates: the only bound the MILP fallback has is the quick one, which is proven
     assert clf.lower_bound_ > 0 and clf.lower_bound_method_ != "conflicting duplicates"
     assert clf.lower_bound_ <= clf.training_errors_ == _errors(clf, X, y)
+    assert not assert_verifies(clf, X, y).not_checked
 
 
 def test_one_unit_networks_in_the_users_features_give_realizable_labelings():

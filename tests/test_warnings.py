@@ -70,8 +70,8 @@ def _mrc_data():
     return X, np.digitize(X[:, 0] + 0.5 * rng.normal(size=80), [-0.5, 0.5])
 
 
-def _ice_fallback(monkeypatch):
-    # a search far too large for method="auto": the fit falls back to a (short) MILP
+def _ice_beyond_reach(monkeypatch):
+    # a search far too large for method="auto" without time_limit: a (short) IIS cover path
     monkeypatch.setattr(_ice, "_MILP_SECONDS", 0.2)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 8))
@@ -106,7 +106,7 @@ CASES = {
     "ice_max_candidates": (
         lambda mp: (ICEClassifier(device="cpu", max_candidates=10, upper_bound="surrogate"),
                     *_haberman()), ConvergenceWarning),
-    "ice_falls_back_to_milp": (_ice_fallback, UserWarning),
+    "ice_beyond_reach_without_time_limit": (_ice_beyond_reach, ConvergenceWarning),
     "ice_interrupted": (_ice_interrupted, RuntimeWarning),
     "deepice_max_candidates": (
         lambda mp: (DeepICEMaxoutClassifier(max_candidates=50, device="cpu"), *_xor(30, 3, 2)),

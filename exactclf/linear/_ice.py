@@ -35,7 +35,8 @@ __all__ = ["ICEClassifier"]
 
 #: exact searches estimated to take longer than this without a budget are refused
 _MAX_SECONDS = 86400.0
-#: seconds given to method="milp" when no time_limit is set
+#: seconds of a fit without time_limit that cannot prove its optimum in reasonable time:
+#: method="milp", and method="auto" where the enumeration cannot finish
 _MILP_SECONDS = 30.0
 #: seconds spent on a quick lower bound before refusing (it is quoted in the message)
 _REFUSAL_BOUND_SECONDS = 2.0
@@ -83,8 +84,12 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         enumeration predicted to outlast the budget on a large instance) the portfolio
         first improves its incumbent by a local search (exact solves of subsets, scored on
         all points) and proves a bound from IISs found near its errors (a local cover);
-        with a budget, searches too large to address run the IIS cover alone that way;
-        without one, ``"milp"`` with a warning when the enumeration would be refused.
+        searches too large to address run the IIS cover alone that way. Without a
+        ``time_limit``, where the enumeration cannot finish (predicted to take more than a
+        day, or too large to address), the fit gets 30 s (the MILP heuristic's default
+        time; with ``max_candidates``, the time those candidates are predicted to take if
+        longer): in high dimension the IIS cover often proves the optimum within them; if
+        not, the best classifier and its bound are returned with a warning that says so.
     upper_bound : {"auto", "surrogate", "milp"}, default="auto"
         Incumbent that the exact search starts from: the best of the majority class,
         LinearSVC and LogisticRegression (``"surrogate"``), plus the big-M MILP run for at most
@@ -96,7 +101,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         (the portfolio's slices under ``"auto"``, the MILP incumbent, the local search
         beyond the exact range, the quick lower bound after the stop): only
         ``method="exact"`` with ``upper_bound="surrogate"`` within the exact range returns
-        the same model on every machine (its bound may still differ).
+        the same model on every machine (its bound may still differ). It does not bound the
+        IIS cover: where the enumeration cannot finish and no ``time_limit`` is given,
+        ``"auto"`` stops at the time said under ``method``.
     time_limit : float, default=None
         Stop the search after this many seconds (wall clock, whole fit). Unless the IIS
         cover runs (it has its own bound), a tenth of it is kept for a quick lower bound,
@@ -260,9 +267,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         conflicts = conflict_bound(wpos, wneg)
         bound, bound_method = conflicts.value, conflicts.method
         cuts, farkas = None, None  # the IISs of a bound proven by the IIS cover
-        self.method_, quick = self._choose_method(total, Z, wpos, wneg)
-        if quick is not None and quick.value >= bound:
-            bound, bound_method = quick.value, quick.method
+        self.method_ = self._choose_method(total, Z, wpos, wneg)
+        self._limit = self._fit_time_limit(total)
 
         if self.method_ == "milp":
             positive, interrupted = self._fit_milp(Z, wpos, wneg, t0)
@@ -315,7 +321,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             # the certificate claims what its witness proves: IISs proven only in the frame
             # (without exact multipliers on the samples) do not count
             left_out = set(witnessed[1])
-            seconds = _RECHECK_SECONDS if self.time_limit is None else min(
+            seconds = _RECHECK_SECONDS if self._limit is None else min(
                 _RECHECK_SECONDS, self._remaining(t0))
             bound = min(bound, cover_bound([t for k, t in enumerate(cuts) if k not in left_out],
                                            wpos, wneg, time_limit=seconds))
@@ -344,6 +350,11 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 why = f"cannot prove its optimum ({stop})"
             elif bound_method.startswith("partition"):  # its bound from exact blocks
                 why = f"stopped early ({stop}) beyond the exact range"
+            elif (stop == StopReason.TIME_LIMIT and self.time_limit is None
+                  and self.method == "auto"):
+                why = (f"stopped within the {self._limit:g} s that a fit without time_limit "
+                       f"gets where the exact search cannot finish ({total:.3g} candidate "
+                       f"hyperplanes); give it a time_limit to search longer")
             elif self.method_ == "iis_cover":  # the cover counts no candidates
                 why = f"stopped early ({stop}) in the IIS cover"
             else:
@@ -389,28 +400,45 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     def _estimated_seconds(self, total: int) -> float:
         return enumeration_seconds(total, self.n_jobs)
 
-    def _choose_method(self, total: int, Z, wpos, wneg):
-        """The method to run, and the quick lower bound computed when refusing (or None)."""
+    def _fit_time_limit(self, total: int) -> float | None:
+        """The fit's time limit: ``time_limit``; without one, :data:`_MILP_SECONDS` for
+        ``method="milp"`` and, where ``method="auto"`` cannot finish the enumeration (no
+        proof to wait for; a candidate budget does not bound the IIS cover), the longer of
+        it and the time ``max_candidates`` candidates are predicted to take."""
+        if self.time_limit is not None:
+            return self.time_limit
+        if self.method_ == "milp":
+            return _MILP_SECONDS
+        if self.method == "auto" and total and (
+                total > MAX_RANK or self._estimated_seconds(total) > _MAX_SECONDS):
+            return max(_MILP_SECONDS, 0.0 if self.max_candidates is None else
+                       self._estimated_seconds(self.max_candidates))
+        return None
+
+    def _choose_method(self, total: int, Z, wpos, wneg) -> str:
+        """The method to run; ``method="exact"`` refuses a search it cannot finish (with a
+        quick lower bound of ``Z``, ``wpos``, ``wneg`` in the message)."""
         if total == 0:  # dimension 0: nothing to search
-            return "exact", None
+            return "exact"
         if self.method in ("milp", "iis_cover"):
-            return self.method, None
+            return self.method
         budget = self.max_candidates is not None or self.time_limit is not None
         seconds = self._estimated_seconds(total)
         if total <= MAX_RANK and (budget or seconds <= _MAX_SECONDS):
-            return "exact", None
-        if budget and self.method == "auto":
+            return "exact"
+        if self.method == "auto":
             # beyond the enumeration's reach: the IIS cover, with the local search's
-            # incumbents and the local cover's bound (solve_portfolio)
-            return "iis_cover", None
+            # incumbents and the local cover's bound (solve_portfolio); the IIS cover may
+            # still prove the optimum (in high dimension it often does in seconds)
+            return "iis_cover"
         quick = lower_bound(Z, wpos, wneg, time_limit=_REFUSAL_BOUND_SECONDS)
         size = (f"the exact search has {total:.3g} candidate hyperplanes (C(n_unique_points, "
                 f"dimension)), about {seconds / 86400:.3g} days here.")
         if total > MAX_RANK:
             msg = (
                 f"{size} That is beyond the {MAX_RANK:.3g} candidates the search can address, "
-                "even with a budget. Use method='milp' for a fast heuristic, reduce the "
-                "number of features, or fit on a subsample."
+                "even with a budget. Use method='auto' (the IIS cover path) or method='milp' "
+                "for a fast heuristic, reduce the number of features, or fit on a subsample."
             )
         else:
             msg = (
@@ -422,14 +450,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 f"{quick.value:g} errors or better (proven here in {quick.elapsed:.2g} s by "
                 f"{quick.method}): lower_bound_ and gap_ then say how far the returned "
                 "classifier can be from the optimum.")
-        if self.method == "exact":
-            raise ValueError("ICEClassifier(method='exact'): " + msg)
-        warn("ICEClassifier(method='auto') falls back to method='milp': " + msg,
-             UserWarning)
-        return "milp", quick
+        raise ValueError("ICEClassifier(method='exact'): " + msg)
 
     def _fit_milp(self, Z, wpos, wneg, t0) -> tuple[np.ndarray, bool]:
-        seconds = _MILP_SECONDS if self.time_limit is None else self._remaining(t0)
+        seconds = self._remaining(t0)
         # the surrogates too: a MILP stopped early can be worse than LogisticRegression
         positive, self.upper_bound_, self.upper_bound_source_, interrupted = best_incumbent(
             Z, wpos, wneg, milp_time_limit=seconds, n_jobs=self.n_jobs)
@@ -453,9 +477,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         return res
 
     def _remaining(self, t0: float) -> float | None:
-        if self.time_limit is None:
+        if self._limit is None:
             return None
-        return max(self.time_limit - (time.perf_counter() - t0), 1e-3)
+        return max(self._limit - (time.perf_counter() - t0), 1e-3)
 
     def _interrupted(self, where: str) -> None:
         warn(
