@@ -350,8 +350,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 why = f"cannot prove its optimum ({stop})"
             elif bound_method.startswith("partition"):  # its bound from exact blocks
                 why = f"stopped early ({stop}) beyond the exact range"
-            elif (stop == StopReason.TIME_LIMIT and self.time_limit is None
-                  and self.method == "auto"):
+            elif stop == StopReason.TIME_LIMIT and self.time_limit is None:  # the cap
                 why = (f"stopped within the {self._limit:g} s that a fit without time_limit "
                        f"gets where the exact search cannot finish ({total:.3g} candidate "
                        f"hyperplanes); give it a time_limit to search longer")
@@ -409,11 +408,14 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             return self.time_limit
         if self.method_ == "milp":
             return _MILP_SECONDS
-        if self.method == "auto" and total and (
-                total > MAX_RANK or self._estimated_seconds(total) > _MAX_SECONDS):
+        if self.method == "auto" and total and not self._enumeration_finishes(total):
             return max(_MILP_SECONDS, 0.0 if self.max_candidates is None else
                        self._estimated_seconds(self.max_candidates))
         return None
+
+    def _enumeration_finishes(self, total: int) -> bool:
+        """Whether ``total`` candidates can be addressed and searched within a day."""
+        return total <= MAX_RANK and self._estimated_seconds(total) <= _MAX_SECONDS
 
     def _choose_method(self, total: int, Z, wpos, wneg) -> str:
         """The method to run; ``method="exact"`` refuses a search it cannot finish (with a
@@ -423,8 +425,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if self.method in ("milp", "iis_cover"):
             return self.method
         budget = self.max_candidates is not None or self.time_limit is not None
-        seconds = self._estimated_seconds(total)
-        if total <= MAX_RANK and (budget or seconds <= _MAX_SECONDS):
+        if (budget and total <= MAX_RANK) or self._enumeration_finishes(total):
             return "exact"
         if self.method == "auto":
             # beyond the enumeration's reach: the IIS cover, with the local search's
@@ -432,6 +433,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             # still prove the optimum (in high dimension it often does in seconds)
             return "iis_cover"
         quick = lower_bound(Z, wpos, wneg, time_limit=_REFUSAL_BOUND_SECONDS)
+        seconds = self._estimated_seconds(total)
         size = (f"the exact search has {total:.3g} candidate hyperplanes (C(n_unique_points, "
                 f"dimension)), about {seconds / 86400:.3g} days here.")
         if total > MAX_RANK:
