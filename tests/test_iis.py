@@ -1,5 +1,7 @@
 """The minimum-IIS-cover solver against independent oracles and the enumeration."""
 
+from itertools import combinations
+
 import numpy as np
 import pytest
 from _helpers import brute_force_min01, hide_module, random_instance, strictly_separable
@@ -706,3 +708,34 @@ def test_cover_bound_without_time_left_keeps_the_lp_relaxation_bound():
     for seconds in (0.0, 5.0):
         got = _iis.cover_bound(cuts, w, np.zeros(4), time_limit=seconds)
         assert got <= 4.0 and got == pytest.approx(4.0, rel=4 * BOUND_RTOL)
+
+
+def test_what_the_relaxation_leaves_of_the_reserve_goes_to_the_integer_master():
+    """After the LP relaxation, the rest of a run's reserve goes to the integer master over
+    all IISs: on alternating labels on a line, whose alternating triples (the IISs) have a
+    fractional cover of weight 5/3 and no integer cover below 2, the run proves 2, not the
+    relaxation's 5/3."""
+    Z = np.arange(5.0)[:, None]
+    positive = np.array([1, 0, 1, 0, 1], dtype=bool)
+    # weights just off the integers: the relaxation's bound is not rounded up to 2
+    weight = np.array([1.0, 1.1, 1.0, 1.1, 1.0])
+    wpos, wneg = np.where(positive, weight, 0.0), np.where(positive, 0.0, weight)
+    best = brute_force_min01(Z, wpos, wneg)
+    assert best == pytest.approx(2.0)
+    triples = [np.array(t) for t in combinations(range(5), 3)
+               if positive[t[0]] == positive[t[2]] != positive[t[1]]]
+    solves = []
+    solver = IISCoverSolver(Z, wpos, wneg)
+    assert solver.add_cuts(triples)
+    solve = solver.master.solve
+
+    def recorded(integer=True, **kw):
+        out = solve(integer=integer, **kw)
+        solves.append((integer, out[1]))
+        return out
+
+    solver.master.solve = recorded
+    res = solver.run(time_limit=5.0, reserve=5.0)  # the reserve is the whole run
+    assert [integer for integer, _ in solves] == [False, True]
+    assert solves[0][1] < 1.9  # the relaxation alone: 5/3 at most
+    assert best * (1 - 2 * BOUND_RTOL) <= res.lower_bound <= best
