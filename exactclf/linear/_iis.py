@@ -642,15 +642,13 @@ class IISCoverSolver:
         return (extra - 0.5 if self.master.integral
                 else extra - BOUND_RTOL * abs(self.best))
 
-    def _solve_master(self, end: float, t0: float) -> np.ndarray | None:
-        """The integer master over all IISs until ``end``: its bound raises the lower
-        bound; returns its cover below the cutoff, or None."""
-        # while rounds find better labelings any cover below the cutoff is worth testing,
-        # and HiGHS stops at the first; once they stall, the cheapest cover's IISs are
-        # the ones that raise the bound (benchmarks/results/ice_vs_baselines.txt)
+    def _solve_master(self, end: float, t0: float, first: bool) -> np.ndarray | None:
+        """The integer master over all IISs until ``end`` (``first``: stopped at the first
+        cover below the cutoff): its bound raises the lower bound; returns its cover below
+        the cutoff, or None."""
         self._solved = len(self.master.cuts)
         x, bound, _ = self.master.solve(integer=True, time_limit=end - time.perf_counter(),
-                                        cutoff=self._cutoff(), first=self._improving)
+                                        cutoff=self._cutoff(), first=first)
         self.raise_bound(self.prob.base + bound)
         self._report(t0)
         return x
@@ -664,7 +662,10 @@ class IISCoverSolver:
         # no MIP start: with one, HiGHS 1.16 returned the start as "Optimal"
         x, self._pending = self._pending, None
         if x is None or prob.cost @ x > self._cutoff():
-            x = self._solve_master(end, t0)
+            # while rounds find better labelings any cover below the cutoff is worth testing,
+            # and HiGHS stops at the first; once they stall, the cheapest cover's IISs are
+            # the ones that raise the bound (benchmarks/results/ice_vs_baselines.txt)
+            x = self._solve_master(end, t0, first=self._improving)
         if self.done():
             return None
         if time.perf_counter() >= deadline:
@@ -692,15 +693,15 @@ class IISCoverSolver:
     def _spend_reserve(self, end: float, t0: float) -> None:
         """The last seconds of a run that the rounds left: the LP relaxation of the master
         over the IISs of the last peeling passes, then, in what the LP leaves, the integer
-        master over all IISs (a cover it finds below the cutoff is tested first by the next
-        run)."""
+        master over all IISs, for its bound (a cover it finds below the cutoff is tested
+        first by the next run)."""
         if len(self.master.cuts) > self._solved:
             self._solved = len(self.master.cuts)
             _, bound, _ = self.master.solve(
                 integer=False, time_limit=max(end - time.perf_counter(), 1e-3))
             self.raise_bound(self.prob.base + bound)
         if not self.done() and end - time.perf_counter() >= _MIN_MASTER_SECONDS:
-            x = self._solve_master(end, t0)
+            x = self._solve_master(end, t0, first=False)
             if x is not None and self.prob.cost @ x <= self._cutoff():
                 self._pending = x
 
