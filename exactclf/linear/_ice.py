@@ -105,9 +105,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         IIS cover: where the enumeration cannot finish and no ``time_limit`` is given,
         ``"auto"`` stops at the time said under ``method``.
     time_limit : float, default=None
-        Stop the search after this many seconds (wall clock, whole fit). Unless the IIS
-        cover runs (it has its own bound), a tenth of it is kept for a quick lower bound,
-        spent only if the search stops before a proof. Where the fit stops depends on the
+        Stop the search after this many seconds (wall clock, whole fit; the checks of the
+        certificate come after it: 0.4 s on 8000 rows in 6-D). Unless the IIS cover runs
+        (it has its own bound), a tenth of it is kept for a quick lower bound, spent only
+        if the search stops before a proof. Where the fit stops depends on the
         machine's speed and load: two fits cut short by it may return different models
         and bounds (each valid).
     mip_solver : {"auto", "highs", "gurobi"}, default="auto"

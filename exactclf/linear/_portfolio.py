@@ -330,12 +330,16 @@ def solve_portfolio(
                 None if time_limit is None else left)
             if path == "iis_cover":
                 if iis is None:
+                    t_setup = time.perf_counter()
                     # verified on U first: the certificate's witness reuses the multipliers
                     iis = IISCoverSolver(Z, wpos, wneg, incumbent=best_pos, samples=U,
                                          mip_solver=mip_solver, verbose=verbose)
                     # the local cover's IISs, and its bound if they all hold on the samples
                     if seed is not None and iis.add_cuts(seed.cuts):
                         iis.raise_bound(seed.value)
+                    if seconds is not None:
+                        # the set-up (thousands of exact checks) comes out of the turn
+                        seconds = max(seconds - (time.perf_counter() - t_setup), 1e-3)
                 else:
                     iis.offer(best_pos)
                 reserve = (0.0 if seconds is None or len(active) > 1 else
