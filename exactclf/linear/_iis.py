@@ -65,9 +65,10 @@ __all__ = [
     "realize", "solve_iis_cover",
 ]
 
-#: a run's reserve left after its final LP relaxation goes to the integer master when at
-#: least this many seconds are left (an unproven 30 s fit used to return after 27 s)
+#: what the final LP relaxation leaves of a run's reserve goes to the integer master when
+#: it is at least this many seconds
 _MIN_MASTER_SECONDS = 0.2
+
 
 @dataclass
 class IISCoverResult:
