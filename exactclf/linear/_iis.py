@@ -694,17 +694,15 @@ class IISCoverSolver:
     def _spend_reserve(self, end: float, t0: float) -> None:
         """The last seconds of a run that the rounds left: the LP relaxation of the master
         over the IISs of the last peeling passes, then, in what the LP leaves, the integer
-        master over all IISs, for its bound (a cover it finds below the cutoff is tested
-        first by the next run)."""
+        master over all IISs, for its bound (the next run's first round tests its cover
+        if that is still below the cutoff)."""
         if len(self.master.cuts) > self._solved:
             self._solved = len(self.master.cuts)
             _, bound, _ = self.master.solve(
                 integer=False, time_limit=max(end - time.perf_counter(), 1e-3))
             self.raise_bound(self.prob.base + bound)
         if not self.done() and end - time.perf_counter() >= _MIN_MASTER_SECONDS:
-            x = self._solve_master(end, t0, first=False)
-            if x is not None and self.prob.cost @ x <= self._cutoff():
-                self._pending = x
+            self._pending = self._solve_master(end, t0, first=False)
 
     def run(self, time_limit: float | None = None, reserve: float = 0.0) -> IISCoverResult:
         """Go on for at most ``time_limit`` seconds (None: until proven optimal); see
