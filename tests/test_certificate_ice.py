@@ -226,6 +226,24 @@ def test_cover_minimum():
     assert 0.6 * (1 - 1e-8) <= bound <= 0.6
 
 
+@pytest.mark.parametrize("scale", [1.0, 3.0, 1e9, 2.0**40, 2.0**60])
+def test_cover_minimum_of_integer_costs_in_any_unit(scale):
+    """Integer costs in large units (weights x1e9) are read in the unit of their common
+    divisor: the bound and the answer to a target scale with them, exactly below 2**53
+    (rounded up as integers), within the relative tolerance above it."""
+    rng = np.random.default_rng(0)
+    sets = [sorted(rng.choice(12, size=3, replace=False).tolist()) for _ in range(30)]
+    cost = rng.integers(1, 4, size=12).astype(float)
+    exact = cover_minimum(sets, cost)[0]
+    for target in (None, exact, exact + 1):
+        bound, _ = cover_minimum(sets, cost * scale, 2e-6,
+                                 target=None if target is None else target * scale)
+        if scale < 2.0**53:
+            assert bound == exact * scale
+        else:
+            assert exact * scale * (1 - 2e-6) <= bound <= exact * scale
+
+
 def test_views_are_absent_before_fit():
     clf = ICEClassifier()
     for name in ("certificate_", "is_optimal_", "lower_bound_", "gap_", "stop_reason_",
