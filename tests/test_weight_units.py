@@ -121,6 +121,30 @@ def test_cover_model_bounds_scale_with_the_costs(solver):
         assert value == pytest.approx(ref[2], rel=1e-12)
 
 
+@pytest.mark.parametrize("solver", ["highs", "gurobi"])
+def test_cover_model_integer_costs_in_any_unit(solver):
+    """Integer costs are solved in the unit of their common divisor: in large units (unit
+    weights x1e9) the bounds, rounded up to that unit, and the cutoff's answers are the
+    unit costs' times the factor, exactly (they were read 1e-6 below, in units of 1)."""
+    rng = np.random.default_rng(0)
+    cost = rng.integers(1, 4, 30).astype(float)
+    cuts = [rng.choice(30, 4, replace=False) for _ in range(40)]
+    ref = CoverModel(cost, solver=solver)
+    ref.add_cuts(cuts)
+    _, best, optimal = ref.solve()
+    assert optimal and best == np.round(best)
+    for c in (3.0, 1e9, 2.0**40):
+        cm = CoverModel(cost * c, solver=solver)
+        cm.add_cuts(cuts)
+        assert cm.integral and cm.scale == c
+        x, bound, optimal = cm.solve()
+        assert optimal and bound == best * c == cost @ x * c
+        # no cover better than the optimum by half the unit: none found, and the bound
+        # rounded up to the optimum
+        x, bound, _ = cm.solve(cutoff=(best - 0.5) * c, first=True)
+        assert x is None and bound == best * c
+
+
 def test_deep_ice_integer_weights_in_thousands():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))

@@ -235,12 +235,22 @@ class CoverModel:
     def __init__(self, cost: np.ndarray, threads: int | None = None, solver: str = "highs"):
         self.cost = np.asarray(cost, dtype=np.float64)
         self.n = len(self.cost)
-        # integer costs: the optimum is an integer, so a gap below 1 proves it; otherwise
-        # the search goes on until the solver's own (unit-scaled) tolerance
-        self.integral = bool(np.all(self.cost == np.round(self.cost)))
-        # a power of two: the costs and bounds convert exactly
-        self.scale = (1.0 if self.integral or not self.n else 2.0 ** math.frexp(
-            max(float(self.cost.min()), _COST_RANGE * float(self.cost.max())) / _COST_UNIT)[1])
+        # integer costs (below 2**53, where they and their quotients are exact): the optimum
+        # is a multiple of their greatest common divisor, so a gap below it proves it;
+        # otherwise the search goes on until the solver's own (unit-scaled) tolerance
+        self.integral = bool(np.all(self.cost == np.round(self.cost))) and (
+            float(self.cost.max(initial=0.0)) < 2.0**53)
+        # the solver's unit: for integer costs that divisor, so that weights in any units
+        # give it the same small integers (unit weights x1e9 slowed HiGHS 3.4x in the
+        # verifier's cover ILP); otherwise a power of two, so that the costs and bounds
+        # convert exactly
+        if not self.n:
+            self.scale = 1.0
+        elif self.integral:
+            self.scale = float(np.gcd.reduce(self.cost.astype(np.int64))) or 1.0
+        else:
+            self.scale = 2.0 ** math.frexp(max(float(self.cost.min()), _COST_RANGE * float(
+                self.cost.max())) / _COST_UNIT)[1]
         self._cost = self.cost / self.scale
         self.atol = (_SOLVER_ATOL + _SOLVER_ATOL_PER_COLUMN * self.n
                      + np.finfo(np.float64).eps * float(self._cost.sum())) * self.scale
@@ -262,7 +272,7 @@ class CoverModel:
         return self._engine.name
 
     def _new_engine(self, solver: str):
-        abs_gap = 0.5 / self.scale if self.integral else 0.0
+        abs_gap = 0.5 if self.integral else 0.0  # in the solver's unit
         if solver == "auto":
             try:
                 return _GurobiCover(self._cost, self._threads, abs_gap)
@@ -309,7 +319,7 @@ class CoverModel:
         costs)."""
         slack = max(BOUND_RTOL * abs(bound), self.atol)
         if self.integral:
-            return float(math.ceil(bound - slack))
+            return float(math.ceil((bound - slack) / self.scale) * self.scale)
         return float(bound - slack)
 
     def solve(self, integer: bool = True, time_limit: float | None = None,

@@ -638,9 +638,10 @@ class IISCoverSolver:
         return True
 
     def _cutoff(self) -> float:
-        """Only covers better than the incumbent matter (integer costs: by >= 1)."""
+        """Only covers better than the incumbent matter (integer costs: by at least their
+        common divisor, the master's unit)."""
         extra = self.best - self.prob.base
-        return (extra - 0.5 if self.master.integral
+        return (extra - 0.5 * self.master.scale if self.master.integral
                 else extra - BOUND_RTOL * abs(self.best))
 
     def _solve_master(self, end: float, t0: float, first: bool) -> np.ndarray | None:
