@@ -638,8 +638,9 @@ class IISCoverSolver:
         return True
 
     def _cutoff(self) -> float:
-        """Only covers better than the incumbent matter (integer costs: by at least their
-        common divisor, the master's unit)."""
+        """Only covers better than the incumbent matter. With integer costs the
+        incumbent's extra cost, the costs of the members it errs on, is a multiple of their
+        common divisor (the master's unit), as is every cover's: better is a unit less."""
         extra = self.best - self.prob.base
         return (extra - 0.5 * self.master.scale if self.master.integral
                 else extra - BOUND_RTOL * abs(self.best))
