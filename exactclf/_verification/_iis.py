@@ -80,8 +80,8 @@ def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
     # integers below 2**53 are exact, and so are their quotients by a common divisor
     integral = bool(np.all(cost == np.round(cost))) and float(cost.max()) < 2.0**53
     # integers in the unit of their greatest common divisor, so that weights in large units
-    # give HiGHS the same small integers as in small ones (unit weights x1e9 made its search
-    # 3.4x longer); other costs in a power of two, so that the scaled costs are exact
+    # give HiGHS the same small integers as in small ones; other costs in a power of two, so
+    # that the scaled costs are exact
     unit = float(np.gcd.reduce(cost.astype(np.int64))) if integral else 2.0 ** (math.frexp(
         max(float(cost.min()), _COST_RANGE * float(cost.max())))[1] - 1 - _COST_UNIT_BITS)
     c = cost / unit

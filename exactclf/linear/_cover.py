@@ -240,13 +240,10 @@ class CoverModel:
         # otherwise the search goes on until the solver's own (unit-scaled) tolerance
         self.integral = bool(np.all(self.cost == np.round(self.cost))) and (
             float(self.cost.max(initial=0.0)) < 2.0**53)
-        # the solver's unit: for integer costs that divisor, so that weights in any units
-        # give it the same small integers (unit weights x1e9 slowed HiGHS 3.4x in the
-        # verifier's cover ILP); otherwise a power of two, so that the costs and bounds
-        # convert exactly
-        if not self.n:
-            self.scale = 1.0
-        elif self.integral:
+        # the solver's unit: for integer costs that divisor (1 when there are none, or all
+        # are 0), so that weights in any units give it the same small integers; otherwise
+        # a power of two, so that the costs and bounds convert exactly
+        if self.integral:
             self.scale = float(np.gcd.reduce(self.cost.astype(np.int64))) or 1.0
         else:
             self.scale = 2.0 ** math.frexp(max(float(self.cost.min()), _COST_RANGE * float(
