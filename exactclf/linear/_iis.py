@@ -68,6 +68,11 @@ __all__ = [
 #: what the final LP relaxation leaves of a run's reserve goes to the integer master when
 #: it is at least this many seconds
 _MIN_MASTER_SECONDS = 0.2
+#: LP solves of one subset (the caller's objective, then perturbed ones) before its
+#: separability is called undecidable: another cost often decides an LP that HiGHS left
+#: "Unknown", or reaches a vertex whose certificate passes the exact check (diabetic, 18-D,
+#: one fit: four undecidable subsets, each decided by each of three perturbed objectives)
+_OBJECTIVE_TRIES = 4
 
 
 @dataclass
@@ -369,12 +374,26 @@ class IISOracle:
         """An exactly verified IIS among the points ``keep`` (a vertex of ``P(keep)``
         minimizing ``objective``), or None when the LP finds ``keep`` separable.
 
-        Raises ``FloatingPointError`` when the LP proposes a certificate that fails the exact
-        check (the points are too close to a degenerate position for floating point).
+        When the LP is left undecided or proposes a certificate that fails the exact check,
+        the objective is perturbed (each cost scaled by a factor in [0.5, 1.5], zeros stay
+        zero) and the LP solved again, :data:`_OBJECTIVE_TRIES` times in all; then
+        ``FloatingPointError`` is raised (the points are too close to a degenerate position
+        for floating point).
         """
+        objective = np.asarray(objective, dtype=np.float64)
+        rng = np.random.default_rng(0)  # the same retries on every run
+        for _ in range(_OBJECTIVE_TRIES - 1):
+            try:
+                return self._find_once(keep, objective)
+            except FloatingPointError:
+                objective = objective * rng.uniform(0.5, 1.5, len(objective))
+        return self._find_once(keep, objective)
+
+    def _find_once(self, keep: np.ndarray, objective: np.ndarray) -> np.ndarray | None:
+        """One LP solve of :meth:`find_iis`, with ``objective`` as given."""
         h = self._h
         self._select(keep)
-        h.changeColsCost(self.n, self._all, np.asarray(objective, dtype=np.float64))
+        h.changeColsCost(self.n, self._all, objective)
         h.run()
         status = h.getModelStatus()
         decided = (self._highspy.HighsModelStatus.kInfeasible,

@@ -414,9 +414,11 @@ def solve_portfolio(
 
 
 def _milp_after_the_cover(res, Z, wpos, wneg, deadline, n_jobs):
-    """The IIS cover's result ``res``, its labeling replaced by the big-M MILP's (run until
-    the ``deadline``, at most :data:`MILP_INCUMBENT_SECONDS`) when that errs less."""
-    seconds = min(MILP_INCUMBENT_SECONDS, deadline - time.perf_counter())
+    """The IIS cover's result ``res``, its labeling replaced by the big-M MILP's when that
+    errs less. The MILP runs until the ``deadline`` (the fit's budget is spent on the
+    incumbent once no bound can grow), or :data:`MILP_INCUMBENT_SECONDS` without one."""
+    seconds = (MILP_INCUMBENT_SECONDS if math.isinf(deadline)
+               else deadline - time.perf_counter())
     if seconds <= 0:
         return res
     pos, value, _, interrupted = best_incumbent(Z, wpos, wneg, surrogate=False,
