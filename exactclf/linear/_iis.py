@@ -70,8 +70,8 @@ __all__ = [
 _MIN_MASTER_SECONDS = 0.2
 #: LP solves of one subset (the caller's objective, then perturbed ones) before its
 #: separability is called undecidable: another cost often decides an LP that HiGHS left
-#: "Unknown", or reaches a vertex whose certificate passes the exact check (diabetic, 18-D,
-#: one fit: four undecidable subsets, each decided by each of three perturbed objectives)
+#: "Unknown", or reaches a vertex whose certificate passes the exact check
+#: (benchmarks/results/table2_linear.txt, diabetic K=1 after the budget fix)
 _OBJECTIVE_TRIES = 4
 
 
