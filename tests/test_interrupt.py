@@ -127,7 +127,7 @@ def test_ice(monkeypatch):
     X, y = _grid(50, 2)
     out = _sweep(monkeypatch, lambda: ICEClassifier(method="exact", n_jobs=1, device="cpu"),
                  X, y,
-                 [(_ice, "validate_binary"), (_portfolio, "best_incumbent"),
+                 [(_ice, "validate_binary"), (_portfolio, "incumbent_candidates"),
                   (_min01, "ice_scan_cpu"), (_min01, "leaf_sides"),
                   (_ice, "max_margin_separator")])
     assert out["ice_scan_cpu"] == ["returned"] * len(out["ice_scan_cpu"])

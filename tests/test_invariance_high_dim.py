@@ -357,21 +357,24 @@ def test_forced_milp_turn_keeps_the_optimum(name, milp_seconds, monkeypatch):
     base = _fit(X, y, w)
     monkeypatch.setattr(_portfolio, "_MILP_TURN_SECONDS", 1e-3)
     monkeypatch.setattr(_portfolio, "_MILP_TURN_GAP", -1.0)
-    best_incumbent, turns = _portfolio.best_incumbent, []
+    best_incumbent, candidates, turns = (_portfolio.best_incumbent,
+                                         _portfolio.incumbent_candidates, [])
+
+    def first_incumbents(Z, wpos, wneg, **kwargs):
+        if milp_seconds is None:
+            return candidates(Z, wpos, wneg, **kwargs)
+        # the fit's first incumbents are good enough to leave the MILP nothing better to
+        # find: the cover starts from the majority class instead
+        positive = majority_labeling(wpos, wneg)
+        return [("majority class", positive, labeling_errors(positive, wpos, wneg))], False
 
     def spy(Z, wpos, wneg, *, surrogate=True, **kwargs):
-        if surrogate and milp_seconds is not None:
-            # the fit's first incumbents are good enough to leave the MILP nothing better
-            # to find: the cover starts from the majority class instead
-            positive = majority_labeling(wpos, wneg)
-            return positive, labeling_errors(positive, wpos, wneg), "majority class", False
-        if not surrogate:  # the turn
-            assert kwargs["milp_time_limit"] == pytest.approx(1e-3)
-            if milp_seconds is not None:
-                kwargs["milp_time_limit"] = milp_seconds
+        assert not surrogate  # the turn
+        assert kwargs["milp_time_limit"] == pytest.approx(1e-3)
+        if milp_seconds is not None:
+            kwargs["milp_time_limit"] = milp_seconds
         got = best_incumbent(Z, wpos, wneg, surrogate=surrogate, **kwargs)
-        if not surrogate:
-            turns.append(got[0])
+        turns.append(got[0])
         return got
 
     offer, offered = IISCoverSolver.offer, []
@@ -381,6 +384,7 @@ def test_forced_milp_turn_keeps_the_optimum(name, milp_seconds, monkeypatch):
         return offer(self, positive)
 
     monkeypatch.setattr(_portfolio, "best_incumbent", spy)
+    monkeypatch.setattr(_portfolio, "incumbent_candidates", first_incumbents)
     monkeypatch.setattr(IISCoverSolver, "offer", spy_offer)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)

@@ -2,6 +2,7 @@
 against independent oracles (brute force, the enumeration)."""
 
 import itertools
+import time
 import warnings
 from dataclasses import replace
 
@@ -376,7 +377,7 @@ def test_the_portfolio_goes_on_from_a_given_labeling(monkeypatch, seed):
     range the result is still the optimum, from a poor start or an optimal one; beyond it
     the local search starts from the given plane, so the result errs no more than it."""
     calls = []
-    monkeypatch.setattr(_portfolio, "best_incumbent", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(_portfolio, "incumbent_candidates", lambda *a, **k: calls.append(1))
     rng = np.random.default_rng(seed)
     Z = rng.normal(size=(40, 2))
     pos = Z[:, 0] + 0.7 * rng.normal(size=40) > 0
@@ -393,15 +394,111 @@ def test_the_portfolio_goes_on_from_a_given_labeling(monkeypatch, seed):
     wpos, wneg = pos * 1.0, ~pos * 1.0
     start = Z[:, 0] > 0  # a realized plane, far from the best
     seen = []
-    real = _portfolio.improve_incumbent
+    real = _portfolio.improve_from_starts
 
-    def spy(Z, wpos, wneg, positive, **kwargs):
-        seen.append(labeling_errors(positive, wpos, wneg))
-        return real(Z, wpos, wneg, positive, **kwargs)
+    def spy(Z, wpos, wneg, starts, **kwargs):
+        seen.extend(labeling_errors(positive, wpos, wneg) for _, positive in starts)
+        return real(Z, wpos, wneg, starts, **kwargs)
 
-    monkeypatch.setattr(_portfolio, "improve_incumbent", spy)
+    monkeypatch.setattr(_portfolio, "improve_from_starts", spy)
     res = _portfolio.solve_portfolio(Z, Z, wpos, wneg, time_limit=4.0, incumbent=start)
     assert seen == [labeling_errors(start, wpos, wneg)]
     assert res.lower_bound <= res.value <= seen[0]
     assert res.value == labeling_errors(res.positive, wpos, wneg)
     assert not calls
+
+
+def test_the_local_search_goes_through_every_start_and_keeps_the_best(monkeypatch):
+    """improve_from_starts runs the search from each start in order, then from the best
+    labeling found while that improves it; the result is the best run's, named by the start
+    it came from; a constant labeling (no plane to move) gets no run. The runs are
+    stand-ins here, so the order is exact."""
+
+    n = 8
+    labelings = [np.arange(n) < k for k in range(1, 6)]  # 1..5 leading positives
+    wpos, wneg = np.ones(n), np.zeros(n)  # errors of labeling k: n - k
+    a, b = labelings[2], labelings[0]  # 5 and 7 errors
+    # a's run reaches 4 errors; b's (the worse start) 3; from b's 3 once more: 3 again
+    results = {2: labelings[3], 0: labelings[4], 4: labelings[4]}
+    calls = []
+
+    def run(Z, wpos, wneg, positive, *, time_limit, patience, random_state):
+        k = int(positive.sum()) - 1
+        calls.append((k, patience))
+        return results[k], labeling_errors(results[k], wpos, wneg), False
+
+    monkeypatch.setattr(_local_search, "improve_incumbent", run)
+    Z = np.zeros((n, 1))
+    best, value, source, interrupted = _local_search.improve_from_starts(
+        Z, wpos, wneg, [("a", a), ("none", np.zeros(n, dtype=bool)), ("b", b)],
+        time_limit=100.0)
+    assert [k for k, _ in calls] == [2, 0, 4] and not interrupted
+    assert value == 3 and source == "b" and best is results[0]
+    # patience: a tenth of the time limit, and at least the floor
+    assert calls[0][1] == pytest.approx(max(_local_search._MIN_PATIENCE, 10.0))
+    # no time: the best start, unsearched
+    best, value, source, _ = _local_search.improve_from_starts(
+        Z, wpos, wneg, [("b", b), ("a", a)], time_limit=0.0)
+    assert (source, value) == ("a", 5) and np.array_equal(best, a)
+
+
+def test_a_run_that_stops_improving_hands_its_time_to_the_next_start(monkeypatch):
+    """patience: a run that finds nothing better for that long stops, long before its time
+    limit; ``improve_from_starts`` then starts the next one. Real searches, patience cut to
+    0.3 s: a 4-D instance beyond the exact range from two poor starts."""
+
+    monkeypatch.setattr(_local_search, "_MIN_PATIENCE", 0.3)
+    monkeypatch.setattr(_local_search, "_PATIENCE_SHARE", 0.01)
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(1500, 4))
+    pos = Z @ [1.0, -0.5, 0.3, 0.2] + 0.5 * rng.normal(size=1500) > 0
+    wpos, wneg = pos * 1.0, ~pos * 1.0
+    starts = [("x1", Z[:, 1] > 0), ("x2", Z[:, 2] > 0)]
+    real, runs = _local_search.improve_incumbent, []
+
+    def spy(*args, **kwargs):
+        t = time.perf_counter()
+        out = real(*args, **kwargs)
+        runs.append((time.perf_counter() - t, kwargs["time_limit"]))
+        return out
+
+    monkeypatch.setattr(_local_search, "improve_incumbent", spy)
+    best, value, source, _ = _local_search.improve_from_starts(
+        Z, wpos, wneg, starts, time_limit=20.0)
+    assert len(runs) >= 3  # both starts, then at least one run from the best
+    assert runs[0][0] < runs[0][1] / 2  # the first stopped for want of progress
+    assert value == labeling_errors(best, wpos, wneg)
+    assert value < min(labeling_errors(p, wpos, wneg) for _, p in starts)
+    assert source in ("x1", "x2")
+    a, b = max_margin_separator(Z, best)
+    np.testing.assert_array_equal(Z @ a + b > 0, best)  # realized by a plane
+
+
+def test_beyond_the_exact_range_the_local_search_starts_from_every_incumbent(monkeypatch):
+    """Issue 26 item 1: the portfolio's model is no worse than any incumbent it had (the
+    surrogates, the networks, the MILP), and the local search starts from each distinct one,
+    the best first."""
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(3000, 5))
+    pos = Z @ rng.normal(size=5) + rng.normal(size=3000) > 0
+    wpos, wneg = pos * 1.0, ~pos * 1.0
+    real_candidates, real_search, seen = (_portfolio.incumbent_candidates,
+                                          _portfolio.improve_from_starts, {})
+
+    def candidates(*args, **kwargs):
+        seen["candidates"], interrupted = real_candidates(*args, **kwargs)
+        return seen["candidates"], interrupted
+
+    def search(Z, wpos, wneg, starts, **kwargs):
+        seen["starts"] = starts
+        return real_search(Z, wpos, wneg, starts, **kwargs)
+
+    monkeypatch.setattr(_portfolio, "incumbent_candidates", candidates)
+    monkeypatch.setattr(_portfolio, "improve_from_starts", search)
+    res = _portfolio.solve_portfolio(Z, Z, wpos, wneg, time_limit=6.0)
+    errors = [e for _, _, e in seen["candidates"]]
+    assert len(errors) >= 3 and errors == sorted(errors)
+    assert [s for s, _ in seen["starts"]] == [s for s, _, _ in seen["candidates"]]
+    assert res.value <= errors[0] and res.value == labeling_errors(res.positive, wpos, wneg)
+    for i, (_, p, _) in enumerate(seen["candidates"]):  # distinct labelings
+        assert not any(np.array_equal(p, q) for _, q, _ in seen["candidates"][:i])

@@ -82,8 +82,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         sharing the best classifier until one proves it optimal (see
         :func:`exactclf.linear._portfolio.solve_portfolio`); beyond the exact range (the
         enumeration predicted to outlast the budget on a large instance) the portfolio
-        first improves its incumbent by a local search (exact solves of subsets, scored on
-        all points) and proves a bound from IISs found near its errors (a local cover);
+        first improves its incumbents by a local search (exact solves of subsets, scored on
+        all points; a run from each incumbent, ``n_jobs`` of them at once) and proves a
+        bound from IISs found near its errors (a local cover);
         searches too large to address run the IIS cover alone that way. Without a
         ``time_limit``, where the enumeration cannot finish (predicted to take more than a
         day, or too large to address), the fit gets 30 s (the MILP heuristic's default
@@ -128,7 +129,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     n_jobs : int, default=None
         Parallel workers over chunks of the candidate space (joblib; ``-1``: all cores).
         Under ``joblib.parallel_config(backend="dask")`` the chunks run on a Dask cluster.
-        Any number of workers returns the same model.
+        Any number of workers returns the same model of a search that completes; beyond the
+        exact range the workers also run that many local searches at once (processes, or
+        the Dask cluster), whose results depend on the clock as any budget-stopped search's.
     verbose : int, default=0
         ``>= 1`` prints the incumbent and a progress bar (rate, ETA, best so far) to stderr.
 

@@ -22,7 +22,8 @@ from .._resources import effective_workers
 from ._milp import bigm_milp
 from ._min01 import labeling_errors, majority_labeling
 
-__all__ = ["annealed_sigmoid", "best_incumbent", "best_offset", "one_unit_networks", "stop_at"]
+__all__ = ["annealed_sigmoid", "best_incumbent", "best_offset", "incumbent_candidates",
+           "one_unit_networks", "stop_at"]
 
 #: the annealed sigmoid loss's first temperature, as a share of the spread (standard
 #: deviation) of its start's scores, the factor between stages and the number of stages:
@@ -208,7 +209,7 @@ def _surrogates(Z, wpos, wneg, anneal: bool, deadline: float | None):
                     deadline)
 
 
-def best_incumbent(
+def incumbent_candidates(
     Z: np.ndarray,
     wpos: np.ndarray,
     wneg: np.ndarray,
@@ -220,19 +221,23 @@ def best_incumbent(
     anneal_seconds: float | None = None,
     original: np.ndarray | None = None,
     n_jobs: int | None = None,
-) -> tuple[np.ndarray, float, str, bool]:
-    """The best of: the majority class, LinearSVC, LogisticRegression, (when
-    ``milp_time_limit`` is given) the big-M MILP stopped after that many seconds and (when
-    ``networks``) the networks of :func:`one_unit_networks` (on ``Z`` and the points'
-    ``original`` features); with ``anneal``, the surrogates' planes also after the annealed
-    sigmoid loss (:func:`annealed_sigmoid`, both within ``anneal_seconds`` of the start, None:
-    no limit; it doubles the fit of a 40-point instance, whose exact search needs no better
-    start). Ties go to the first of them.
+) -> tuple[list[tuple[str, np.ndarray, float]], bool]:
+    """The incumbents of :func:`best_incumbent`, each as ``(source, positive, errors)``,
+    fewest errors first (a stable sort: ties in the order :func:`best_incumbent` tries them),
+    labelings that an earlier one repeats left out; and whether Ctrl-C stopped them. The
+    local search goes on from several of them (:func:`~exactclf.linear._local_search.
+    improve_from_starts`): the best start is not always in the best basin.
 
-    Points of dimension 0 (``Z`` without columns: all points coincide) get the majority class.
-    Ctrl-C stops at once with the best incumbent so far.
-
-    Returns ``(positive, errors, source, interrupted)``.
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(200, 2))
+    >>> pos = Z[:, 0] + 0.5 * rng.normal(size=200) > 0
+    >>> cands, _ = incumbent_candidates(Z, pos * 1.0, ~pos * 1.0)
+    >>> [e for _, _, e in cands] == sorted(e for _, _, e in cands)
+    True
+    >>> cands[-1][0]  # 100 errors, more than every surrogate's
+    'majority class'
     """
     cands = [("majority class", majority_labeling(wpos, wneg))]
     interrupted = False
@@ -250,6 +255,33 @@ def best_incumbent(
             cands.extend(one_unit_networks(Z, wpos, wneg, original=original))
     except KeyboardInterrupt:
         interrupted = True
-    errors = [labeling_errors(pos, wpos, wneg) for _, pos in cands]
-    best = int(np.argmin(errors))
-    return cands[best][1], errors[best], cands[best][0], interrupted
+    distinct = []
+    for source, pos in cands:
+        if not any(np.array_equal(pos, other) for _, other, _ in distinct):
+            distinct.append((source, pos, labeling_errors(pos, wpos, wneg)))
+    distinct.sort(key=lambda cand: cand[2])
+    return distinct, interrupted
+
+
+def best_incumbent(
+    Z: np.ndarray,
+    wpos: np.ndarray,
+    wneg: np.ndarray,
+    **kwargs,
+) -> tuple[np.ndarray, float, str, bool]:
+    """The best of: the majority class, LinearSVC, LogisticRegression, (when
+    ``milp_time_limit`` is given) the big-M MILP stopped after that many seconds and (when
+    ``networks``) the networks of :func:`one_unit_networks` (on ``Z`` and the points'
+    ``original`` features); with ``anneal``, the surrogates' planes also after the annealed
+    sigmoid loss (:func:`annealed_sigmoid`, both within ``anneal_seconds`` of the start, None:
+    no limit; it doubles the fit of a 40-point instance, whose exact search needs no better
+    start). Ties go to the first of them. The keywords are :func:`incumbent_candidates`'.
+
+    Points of dimension 0 (``Z`` without columns: all points coincide) get the majority class.
+    Ctrl-C stops at once with the best incumbent so far.
+
+    Returns ``(positive, errors, source, interrupted)``.
+    """
+    cands, interrupted = incumbent_candidates(Z, wpos, wneg, **kwargs)
+    source, positive, errors = cands[0]
+    return positive, errors, source, interrupted

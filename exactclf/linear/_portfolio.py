@@ -35,9 +35,9 @@ from .._resources import effective_workers
 from ._bounds import _IIS_FIRST_DIM, LowerBound, conflict_bound, lower_bound, partition_bound
 from ._cover import BOUND_RTOL
 from ._iis import IISCoverSolver
-from ._incumbent import best_incumbent
+from ._incumbent import best_incumbent, incumbent_candidates
 from ._local_cover import local_cover_bound
-from ._local_search import LARGE_NEIGHBOURHOODS_FROM, improve_incumbent, worth_searching
+from ._local_search import LARGE_NEIGHBOURHOODS_FROM, improve_from_starts, worth_searching
 from ._min01 import labeling_errors, search_size, solve_min01
 
 __all__ = ["PortfolioResult", "enumeration_seconds", "path_order", "solve_portfolio"]
@@ -274,15 +274,17 @@ def solve_portfolio(
     # loss far better than the surrogates')
     if incumbent is None:
         t_inc = time.perf_counter()
-        best_pos, best, source, interrupted = best_incumbent(
+        cands, interrupted = incumbent_candidates(
             Z, wpos, wneg, milp_time_limit=milp_seconds, networks=beyond, anneal=beyond,
             anneal_seconds=None if time_limit is None else _ANNEAL_SHARE * time_limit,
             original=U, n_jobs=n_jobs)
+        source, best_pos, best = cands[0]
         # the networks' (and surrogates') time comes out of the local search's share
         fitted = time.perf_counter() - t_inc - (milp_seconds or 0.0)
     else:
         best_pos, interrupted, fitted = np.asarray(incumbent, dtype=bool), False, 0.0
         best, source = labeling_errors(best_pos, wpos, wneg), "the given labeling"
+        cands = [(source, best_pos, best)]
     bound = conflict_bound(wpos, wneg)
     local_cuts = None  # the IISs of the bound when it is the local cover's
     seed = None  # the local cover, whose IISs and bound start the IIS cover
@@ -292,7 +294,7 @@ def solve_portfolio(
         # finish in it (it then gets the time after their share)
         partitions = None if "exact" not in order else _RANDOM_PARTITION_SHARE
         best_pos, best, source, interrupted, local, blocks = _beyond_exact_range(
-            Z, wpos, wneg, best_pos, best, source, time_limit, deadline, partitions,
+            Z, wpos, wneg, [(s, p) for s, p, _ in cands], time_limit, deadline, partitions,
             max(fitted, 0.0), n_jobs, verbose)
         bounded_beyond = local is not None
         if local is not None and local.value > bound.value:
@@ -460,10 +462,11 @@ def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose
     return iis.run(None if seconds is None else max(rest(), 1e-3), reserve)
 
 
-def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, deadline,
-                        partitions, spent, n_jobs, verbose):
-    """Beyond the exact range: the local search from the incumbent (in its share of
-    ``time_limit``, less the ``spent`` seconds of the incumbents' networks), then the local
+def _beyond_exact_range(Z, wpos, wneg, starts, time_limit, deadline, partitions, spent,
+                        n_jobs, verbose):
+    """Beyond the exact range: the local search from the incumbents ``starts`` (named
+    labelings, the best first; :func:`improve_from_starts`, in its share of ``time_limit``,
+    less the ``spent`` seconds of the incumbents' networks), then the local
     IIS cover bound around its errors (in its share) and, below :data:`_IIS_FIRST_DIM`, the
     partition bound on random blocks in the ``partitions`` share of ``time_limit`` (None:
     until the ``deadline``). Returns the incumbent ``(positive, errors, source,
@@ -475,11 +478,14 @@ def _beyond_exact_range(Z, wpos, wneg, best_pos, best, source, time_limit, deadl
     large = dim >= LARGE_NEIGHBOURHOODS_FROM
     search = (_LARGE_SEARCH_SHARE if large else _LOCAL_SEARCH_SHARE) * (
         0.5 if dim >= _HIGH_DIM else 1)
-    pos, value, interrupted = improve_incumbent(
-        Z, wpos, wneg, best_pos,
-        time_limit=max(seconds(search, _LOCAL_SEARCH_SECONDS) - spent, 0.0))
+    source, best_pos = starts[0]
+    best = labeling_errors(best_pos, wpos, wneg)
+    pos, value, start, interrupted = improve_from_starts(
+        Z, wpos, wneg, starts,
+        time_limit=max(seconds(search, _LOCAL_SEARCH_SECONDS) - spent, 0.0), n_jobs=n_jobs,
+        verbose=verbose)
     if value < best:
-        best_pos, best, source = pos, value, f"local search from {source}"
+        best_pos, best, source = pos, value, f"local search from {start}"
     if interrupted:
         return best_pos, best, source, True, None, None
     random = dim < _IIS_FIRST_DIM
