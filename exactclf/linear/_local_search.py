@@ -343,6 +343,7 @@ def improve_from_starts(
             yield len(runs) - 1, _run, (Z, wpos, wneg, start, deadline, patience,
                                         int(rng.integers(2**32)))
 
+    interrupted = False
     try:
         for k, (pos, value, interrupted, seconds) in solve_blocks(jobs(), n_jobs):
             name, start, restart = runs[k]
@@ -355,7 +356,7 @@ def improve_from_starts(
             elif restart:
                 state["stale"] += 1
             if interrupted:
-                raise KeyboardInterrupt
+                break
     except KeyboardInterrupt:
-        return state["best"], state["value"], state["source"], True
-    return state["best"], state["value"], state["source"], False
+        interrupted = True
+    return state["best"], state["value"], state["source"], interrupted

@@ -294,8 +294,8 @@ def solve_portfolio(
         # finish in it (it then gets the time after their share)
         partitions = None if "exact" not in order else _RANDOM_PARTITION_SHARE
         best_pos, best, source, interrupted, local, blocks = _beyond_exact_range(
-            Z, wpos, wneg, [(s, p) for s, p, _ in cands], time_limit, deadline, partitions,
-            max(fitted, 0.0), n_jobs, verbose)
+            Z, wpos, wneg, cands, time_limit, deadline, partitions, max(fitted, 0.0), n_jobs,
+            verbose)
         bounded_beyond = local is not None
         if local is not None and local.value > bound.value:
             bound, local_cuts, seed = local, local.cuts, local
@@ -462,11 +462,11 @@ def _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit, n_jobs, verbose
     return iis.run(None if seconds is None else max(rest(), 1e-3), reserve)
 
 
-def _beyond_exact_range(Z, wpos, wneg, starts, time_limit, deadline, partitions, spent,
+def _beyond_exact_range(Z, wpos, wneg, cands, time_limit, deadline, partitions, spent,
                         n_jobs, verbose):
-    """Beyond the exact range: the local search from the incumbents ``starts`` (named
-    labelings, the best first; :func:`improve_from_starts`, in its share of ``time_limit``,
-    less the ``spent`` seconds of the incumbents' networks), then the local
+    """Beyond the exact range: the local search from the incumbents ``cands`` (``(source,
+    positive, errors)``, the best first; :func:`improve_from_starts`, in its share of
+    ``time_limit``, less the ``spent`` seconds of the incumbents' networks), then the local
     IIS cover bound around its errors (in its share) and, below :data:`_IIS_FIRST_DIM`, the
     partition bound on random blocks in the ``partitions`` share of ``time_limit`` (None:
     until the ``deadline``). Returns the incumbent ``(positive, errors, source,
@@ -478,10 +478,9 @@ def _beyond_exact_range(Z, wpos, wneg, starts, time_limit, deadline, partitions,
     large = dim >= LARGE_NEIGHBOURHOODS_FROM
     search = (_LARGE_SEARCH_SHARE if large else _LOCAL_SEARCH_SHARE) * (
         0.5 if dim >= _HIGH_DIM else 1)
-    source, best_pos = starts[0]
-    best = labeling_errors(best_pos, wpos, wneg)
+    source, best_pos, best = cands[0]
     pos, value, start, interrupted = improve_from_starts(
-        Z, wpos, wneg, starts,
+        Z, wpos, wneg, [(name, positive) for name, positive, _ in cands],
         time_limit=max(seconds(search, _LOCAL_SEARCH_SECONDS) - spent, 0.0), n_jobs=n_jobs,
         verbose=verbose)
     if value < best:
