@@ -62,6 +62,41 @@ def test_exact_union_matches_brute_force(kind, seed):
             assert all(strictly_separable(Z, s) for s in res.sets)
 
 
+@pytest.mark.parametrize("kind", ["gaussian", "grid", "collinear", "flat"])
+@pytest.mark.parametrize("seed", range(4))
+def test_one_half_space_takes_the_linear_enumeration_with_the_union_contract(
+        monkeypatch, kind, seed):
+    """K = 1 is solved by the linear enumeration, not the candidate family (whose recursion
+    over degenerate planes took seconds per 20-point block of discrete features); it keeps
+    exact_union's contract: below ``upper_bound`` the optimum, else the better constant,
+    ``complete`` proving that no subset errs less than the bound. The family path (forced
+    by ``max_planes`` = every plane) answers the same."""
+    rng = np.random.default_rng(40 + seed)
+    Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(3, 14)),
+                                    int(rng.integers(1, 4)))
+    dim = _exact.affine_frame(Z).dim
+    every = _exact.n_combinations(len(Z), dim) if dim else 1
+    for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+        family = exact_union(Z, want_w, other_w, 1, max_planes=every)
+        constant = min(float(want_w.sum()), float(other_w.sum()))
+        for bound in (np.inf, family.value + 1, family.value, family.value - 0.5, 0.0):
+            calls = []
+            real = _exact.candidate_family
+            monkeypatch.setattr(_exact, "candidate_family",
+                                lambda *a, **k: calls.append(1) or real(*a, **k))
+            res = exact_union(Z, want_w, other_w, 1, upper_bound=bound)
+            monkeypatch.setattr(_exact, "candidate_family", real)
+            assert not calls and res.complete and res.sets.shape == (1, len(Z))
+            assert union_errors(res.sets, want_w, other_w) == res.value
+            assert strictly_separable(Z, res.sets[0])
+            if family.value < bound:
+                assert res.value == family.value
+            else:
+                assert res.value == constant
+                np.testing.assert_array_equal(res.sets, exact_union(
+                    Z, want_w, other_w, 1, max_planes=every, upper_bound=bound).sets)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_estimator_realizes_the_exact_optimum_with_duplicates(seed):
     rng = np.random.default_rng(seed)

@@ -35,6 +35,7 @@ from .._fit_guard import off_main
 from .._geometry import affine_frame
 from .._search import Candidate, ChunkResult, run_search
 from .._separator import UnrealizableLabeling, max_margin_separator
+from ..linear._min01 import solve_min01
 from ._kernels_array import union_search_array
 from ._kernels_cpu import search_index, union_search_steps
 
@@ -281,6 +282,20 @@ def estimate_union(problem: UnionProblem, upper_bound: float, *, n_samples: int 
     return UnionEstimate(float(per.mean() * n_live), work, found, float(best))
 
 
+def _one_half_space(U, want_w, other_w, *, backend, upper_bound, time_limit, n_jobs,
+                    verbose) -> UnionResult:
+    """:func:`exact_union` for K = 1 by the linear enumeration, with its contract: a subset
+    erring less than ``upper_bound``, or the better constant (then ``complete`` proves that
+    none errs less)."""
+    res = solve_min01(U, want_w, other_w, backend=backend, time_limit=time_limit,
+                      n_jobs=n_jobs, verbose=verbose)
+    inside = res.positive
+    if res.value >= upper_bound:
+        inside = np.full(len(U), float(other_w.sum()) < float(want_w.sum()))
+    return UnionResult(union_errors(inside[None, :], want_w, other_w), inside[None, :].copy(),
+                       res.n_candidates, res.complete, res.stop_reason)
+
+
 def exact_union(
     U: np.ndarray,
     want_w: np.ndarray,
@@ -312,8 +327,17 @@ def exact_union(
     Ctrl-C returns the best union so far (``stop_reason="interrupted"``). ``problem``: the
     same arguments already prepared by :func:`prepare_union`; ``work`` and
     ``lower_bound``: the progress line's ETA and gap (see :func:`run_search`).
+
+    For K = 1 (and no ``max_planes``) a union is one realizable subset: the linear
+    enumeration (:func:`~exactclf.linear._min01.solve_min01`) solves it without the
+    candidate family, whose recursion over the planes through more than D points costs
+    seconds per 20 points of discrete features.
     """
     t0 = time.perf_counter()
+    if problem is None and K == 1 and max_planes is None:
+        check_count_weights(np.r_[want_w, other_w], "the exact maxout search")
+        return _one_half_space(U, want_w, other_w, backend=backend, upper_bound=upper_bound,
+                               time_limit=time_limit, n_jobs=n_jobs, verbose=verbose)
     if problem is None:
         try:
             problem = prepare_union(U, want_w, other_w, K, max_planes,
