@@ -76,16 +76,19 @@ def test_one_half_space_takes_the_linear_enumeration_with_the_union_contract(
                                     int(rng.integers(1, 4)))
     dim = _exact.affine_frame(Z).dim
     every = _exact.n_combinations(len(Z), dim) if dim else 1
+    real, calls = _exact.candidate_family, []
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_exact, "candidate_family", spy)
     for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
         family = exact_union(Z, want_w, other_w, 1, max_planes=every)
         constant = min(float(want_w.sum()), float(other_w.sum()))
         for bound in (np.inf, family.value + 1, family.value, family.value - 0.5, 0.0):
-            calls = []
-            real = _exact.candidate_family
-            monkeypatch.setattr(_exact, "candidate_family",
-                                lambda *a, **k: calls.append(1) or real(*a, **k))
+            calls.clear()
             res = exact_union(Z, want_w, other_w, 1, upper_bound=bound)
-            monkeypatch.setattr(_exact, "candidate_family", real)
             assert not calls and res.complete and res.sets.shape == (1, len(Z))
             assert union_errors(res.sets, want_w, other_w) == res.value
             assert strictly_separable(Z, res.sets[0])
