@@ -36,6 +36,9 @@ from ._geometry import (
 __all__ = ["hyperplanes", "dichotomies", "dominant_dichotomies"]
 
 _BATCH = 1 << 13
+#: planes through more than D points recursed into per call off the main thread: a few
+#: tens of milliseconds, so that Ctrl-C waits at most that long for the helper
+_DEGENERATE_CHUNK = 32
 
 
 def hyperplanes(Z: np.ndarray, max_subsets: int | None = None):
@@ -97,19 +100,30 @@ def _collect(
                 cols = np.repeat(combos[simple], len(patterns), axis=0)
                 rows[np.arange(len(rows))[:, None], cols] = np.tile(patterns, (len(base), 1))
                 blocks.append(rows)
-        for j in np.flatnonzero(~simple):
-            # degenerate data (discrete features) put many points on a plane: each such plane
-            # is a recursion, and their number is not bounded by the batches
-            _check(deadline)
-            idx = np.flatnonzero(on[j])
-            Zp = plane_coordinates(Zf, combos[j], idx)
-            sub = (_unique_rows(_collect(Zp, None, standardize=False), len(idx))
-                   if want is None else _dominant(Zp, want[idx], standardize=False,
-                                                  deadline=deadline))
-            for o in (1, -1):
-                rows = np.repeat((codes[j] * o > 0)[None, :], len(sub), axis=0)
-                rows[:, idx] = sub
-                blocks.append(rows)
+        degenerate = np.flatnonzero(~simple)
+        for k in range(0, len(degenerate), _DEGENERATE_CHUNK):
+            # one hop off the main thread per chunk of recursions, not two per recursion
+            blocks.extend(off_main(_on_planes, Zf, combos, codes, on,
+                                   degenerate[k:k + _DEGENERATE_CHUNK], want, deadline))
+    return blocks
+
+
+def _on_planes(Zf, combos, codes, on, planes, want, deadline) -> list[np.ndarray]:
+    """The blocks of :func:`_collect` for the ``planes`` (rows of ``combos``) through more
+    than D points: degenerate data (discrete features) put many points on a plane, each such
+    plane is a recursion, and their number is not bounded by the batches."""
+    blocks = []
+    for j in planes:
+        _check(deadline)
+        idx = np.flatnonzero(on[j])
+        Zp = plane_coordinates(Zf, combos[j], idx)
+        sub = (_unique_rows(_collect(Zp, None, standardize=False), len(idx))
+               if want is None else _dominant(Zp, want[idx], standardize=False,
+                                              deadline=deadline))
+        for o in (1, -1):
+            rows = np.repeat((codes[j] * o > 0)[None, :], len(sub), axis=0)
+            rows[:, idx] = sub
+            blocks.append(rows)
     return blocks
 
 
