@@ -282,6 +282,13 @@ def estimate_union(problem: UnionProblem, upper_bound: float, *, n_samples: int 
     return UnionEstimate(float(per.mean() * n_live), work, found, float(best))
 
 
+def _better_constant(want_w, other_w, K) -> tuple[float, np.ndarray]:
+    """The errors and ``(K, n)`` sets of the better of the empty and the full union (ties:
+    the empty one)."""
+    value, inside = min((float(want_w.sum()), False), (float(other_w.sum()), True))
+    return value, np.full((K, len(want_w)), inside)
+
+
 def _one_half_space(U, want_w, other_w, *, backend, upper_bound, time_limit, n_jobs,
                     verbose) -> UnionResult:
     """:func:`exact_union` for K = 1 by the linear enumeration, with its contract: a subset
@@ -289,11 +296,11 @@ def _one_half_space(U, want_w, other_w, *, backend, upper_bound, time_limit, n_j
     none errs less)."""
     res = solve_min01(U, want_w, other_w, backend=backend, time_limit=time_limit,
                       n_jobs=n_jobs, verbose=verbose)
-    inside = res.positive
     if res.value >= upper_bound:
-        inside = np.full(len(U), float(other_w.sum()) < float(want_w.sum()))
-    return UnionResult(union_errors(inside[None, :], want_w, other_w), inside[None, :].copy(),
-                       res.n_candidates, res.complete, res.stop_reason)
+        value, sets = _better_constant(want_w, other_w, 1)
+    else:
+        value, sets = res.value, res.positive[None, :]
+    return UnionResult(value, sets, res.n_candidates, res.complete, res.stop_reason)
 
 
 def exact_union(
@@ -345,8 +352,7 @@ def exact_union(
         except TimeoutError:
             # the candidates alone outlast the budget (degenerate points): the better
             # constant, unproven
-            value, inside = min((float(want_w.sum()), False), (float(other_w.sum()), True))
-            sets = np.full((useful_planes(K, len(U)), len(U)), inside)
+            value, sets = _better_constant(want_w, other_w, useful_planes(K, len(U)))
             return UnionResult(value, sets, 0, False, StopReason.TIME_LIMIT)
     K, family, cover, truncated = problem.K, problem.family, problem.cover, problem.truncated
     evaluated, interrupted = [], []
