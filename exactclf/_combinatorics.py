@@ -120,6 +120,23 @@ def unrank_combination(rank: int, n: int, k: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True, nogil=True)
+def advance_prefix(c, pos, n, k):
+    """Move the sorted k-subset ``c`` of ``range(n)`` to the first subset after all those
+    sharing ``c[:pos + 1]`` (``pos = k - 1``: the next subset).
+
+    Returns the lowest position that changed, or -1 when the enumeration is exhausted.
+    """
+    while pos >= 0 and c[pos] == n - k + pos:
+        pos -= 1
+    if pos < 0:
+        return -1
+    c[pos] += 1
+    for t in range(pos + 1, k):
+        c[t] = c[t - 1] + 1
+    return pos
+
+
 @njit(cache=True)
 def unrank_batch(r0, count, n, k):
     """The (at most) ``count`` consecutive k-subsets from rank ``r0`` on, one per row."""

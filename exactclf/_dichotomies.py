@@ -21,16 +21,24 @@ import itertools
 import time
 
 import numpy as np
+from numba import njit
 
-from ._combinatorics import n_combinations, unrank_batch
+from ._combinatorics import advance_prefix, n_combinations, unrank_batch
 from ._fit_guard import off_main
 from ._geometry import (
     COPLANAR_RTOL,
+    RANK_RTOL,
     affine_frame,
     batch_leaf_sides,
+    canonical_on_levels,
+    cross,
     homogeneous,
-    is_canonical_basis,
+    make_levels,
+    pivot,
     plane_coordinates,
+    plane_coordinates_kernel,
+    side_code,
+    update_levels,
 )
 
 __all__ = ["hyperplanes", "dichotomies", "dominant_dichotomies"]
@@ -39,6 +47,12 @@ _BATCH = 1 << 13
 #: planes through more than D points recursed into per call off the main thread: a few
 #: tens of milliseconds, so that Ctrl-C waits at most that long for the helper
 _DEGENERATE_CHUNK = 32
+#: a plane's points fit one bit mask in the compiled recursion
+_MASK_BITS = 64
+#: the compiled recursion takes a plane when its D-1-subsets number at most this: its
+#: work is then bounded (no deadline check inside) and the Python recursion's overhead per
+#: plane would dominate it
+_COMPILED_PLANES = 4096
 
 
 def hyperplanes(Z: np.ndarray, max_subsets: int | None = None):
@@ -58,16 +72,18 @@ def hyperplanes(Z: np.ndarray, max_subsets: int | None = None):
     for r0 in range(0, total, _BATCH):
         combos = unrank_batch(r0, min(_BATCH, total - r0), n, d)
         # off the main thread: Ctrl-C there would surface from this kernel as a SystemError
-        codes, ok = off_main(batch_leaf_sides, Xh, nrm, combos, COPLANAR_RTOL)
-        for j in np.flatnonzero(ok & (np.count_nonzero(codes == 0, axis=1) > d)):
-            on = np.flatnonzero(codes[j] == 0)
-            ok[j] = is_canonical_basis(Xh, combos[j], on)
+        codes, ok = off_main(batch_leaf_sides, Xh, nrm, combos, COPLANAR_RTOL, True)
         yield combos[ok], codes[ok]
 
 
 def _unique_rows(blocks: list[np.ndarray], n: int) -> np.ndarray:
-    packed = np.unique(np.concatenate([np.packbits(b, axis=1) for b in blocks]), axis=0)
-    return np.unpackbits(packed, axis=1, count=n).astype(bool)
+    """The distinct rows of the boolean ``blocks``, sorted as their packed bytes."""
+    packed = np.ascontiguousarray(np.concatenate([np.packbits(b, axis=1) for b in blocks]))
+    # one opaque record per row: sorted by comparing bytes, several times faster than
+    # np.unique(axis=0), which compares the columns one by one (the same order)
+    rows = np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel())
+    return np.unpackbits(rows.view(np.uint8).reshape(-1, packed.shape[1]), axis=1,
+                         count=n).astype(bool)
 
 
 def _collect(
@@ -80,7 +96,7 @@ def _collect(
     :func:`dominant_dichotomies`). ``standardize``: see :func:`affine_frame`. Raises
     ``TimeoutError`` once ``time.perf_counter()`` passes ``deadline``."""
     n = len(Z)
-    Zf = affine_frame(Z, standardize=standardize).transform(Z)
+    Zf = np.ascontiguousarray(affine_frame(Z, standardize=standardize).transform(Z))
     d = Zf.shape[1]
     if d == 0:
         return [np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool)]
@@ -90,7 +106,8 @@ def _collect(
     for combos, codes in hyperplanes(Zf, max_subsets):
         _check(deadline)
         on = codes == 0
-        simple = np.count_nonzero(on, axis=1) == d
+        n_on = np.count_nonzero(on, axis=1)
+        simple = n_on == d
         for o in (1, -1):
             base = codes[simple] * o > 0
             if want is not None:
@@ -100,31 +117,192 @@ def _collect(
                 cols = np.repeat(combos[simple], len(patterns), axis=0)
                 rows[np.arange(len(rows))[:, None], cols] = np.tile(patterns, (len(base), 1))
                 blocks.append(rows)
-        degenerate = np.flatnonzero(~simple)
-        for k in range(0, len(degenerate), _DEGENERATE_CHUNK):
-            # one hop off the main thread per chunk of recursions, not two per recursion
-            blocks.extend(off_main(_on_planes, Zf, combos, codes, on,
-                                   degenerate[k:k + _DEGENERATE_CHUNK], want, deadline))
+        small = ~simple & (n_on <= _MASK_BITS) & (_n_subsets(n_on, d - 1) <= _COMPILED_PLANES)
+        planes = np.flatnonzero(small)
+        for k in range(0, len(planes), _DEGENERATE_CHUNK):
+            _check(deadline)
+            # compiled, off the main thread: Ctrl-C waits for one chunk at most
+            blocks.append(off_main(
+                _on_small_planes, Zf, combos, codes, planes[k:k + _DEGENERATE_CHUNK],
+                np.zeros(n, dtype=bool) if want is None else want, want is not None))
+        for j in np.flatnonzero(~simple & ~small):
+            _check(deadline)
+            blocks.extend(_on_plane(Zf, combos[j], codes[j], want, deadline))
     return blocks
 
 
-def _on_planes(Zf, combos, codes, on, planes, want, deadline) -> list[np.ndarray]:
-    """The blocks of :func:`_collect` for the ``planes`` (rows of ``combos``) through more
-    than D points: degenerate data (discrete features) put many points on a plane, each such
-    plane is a recursion, and their number is not bounded by the batches."""
+def _n_subsets(m: np.ndarray, k: int) -> np.ndarray:
+    """``C(m, k)`` elementwise, as float (only compared with a threshold)."""
+    out = np.ones(len(m))
+    for t in range(k):
+        out *= (m - t) / (t + 1)
+    return out
+
+
+def _on_plane(Zf, combo, codes, want, deadline) -> list[np.ndarray]:
+    """The blocks of :func:`_collect` for one plane (its defining ``combo``) through many
+    points: the recursion one dimension down, batched as at the top."""
+    idx = np.flatnonzero(codes == 0)
+    Zp = plane_coordinates(Zf, combo, idx)
+    sub = (_unique_rows(_collect(Zp, None, standardize=False), len(idx))
+           if want is None else _dominant(Zp, want[idx], standardize=False, deadline=deadline))
     blocks = []
-    for j in planes:
-        _check(deadline)
-        idx = np.flatnonzero(on[j])
-        Zp = plane_coordinates(Zf, combos[j], idx)
-        sub = (_unique_rows(_collect(Zp, None, standardize=False), len(idx))
-               if want is None else _dominant(Zp, want[idx], standardize=False,
-                                              deadline=deadline))
-        for o in (1, -1):
-            rows = np.repeat((codes[j] * o > 0)[None, :], len(sub), axis=0)
-            rows[:, idx] = sub
-            blocks.append(rows)
+    for o in (1, -1):
+        rows = np.repeat((codes * o > 0)[None, :], len(sub), axis=0)
+        rows[:, idx] = sub
+        blocks.append(rows)
     return blocks
+
+
+@njit(cache=True, nogil=True)
+def _on_small_planes(Zf, combos, codes, planes, want, dominant):
+    """The rows of :func:`_collect` for the ``planes`` (rows of ``combos``), each through more
+    than D but at most :data:`_MASK_BITS` points: ``side(P, o) | L`` for each dichotomy ``L``
+    of the points on ``P`` (the dominant ones if ``dominant``, else all) from
+    :func:`_plane_masks`. Discrete features put points on many such planes, and in Python
+    each one would cost a recursion's fixed overhead."""
+    n = Zf.shape[0]
+    blocks = [np.zeros((0, n), dtype=np.bool_)]
+    for j in planes:
+        on = np.flatnonzero(codes[j] == 0)
+        sub = _plane_masks(plane_coordinates_kernel(Zf, combos[j], on), want[on], dominant)
+        rows = np.empty((2 * sub.shape[0], n), dtype=np.bool_)
+        for t in range(sub.shape[0]):
+            rows[2 * t] = codes[j] > 0
+            rows[2 * t + 1] = codes[j] < 0
+            for b in range(on.shape[0]):
+                inside = (sub[t] >> np.uint64(b)) & np.uint64(1) == np.uint64(1)
+                rows[2 * t, on[b]] = inside
+                rows[2 * t + 1, on[b]] = inside
+        blocks.append(rows)
+    total = 0
+    for blk in blocks:
+        total += blk.shape[0]
+    out = np.empty((total, n), dtype=np.bool_)
+    r = 0
+    for blk in blocks:
+        out[r:r + blk.shape[0]] = blk
+        r += blk.shape[0]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _plane_masks(P, want, dominant):
+    """The distinct dichotomies of the (at most 64) distinct points ``P``, given in an
+    orthonormal frame of the plane they lie on, as bit masks (bit ``i``: point ``i``
+    inside), sorted: :func:`_collect` one dimension down, recursively, in the frame of
+    :func:`affine_frame` without standardization. With ``dominant`` only the undominated
+    ones plus the empty and the full set, as :func:`dominant_dichotomies`.
+
+    The planes are scanned as in the ICE kernel (levels shared by the subsets with a common
+    prefix), with the decisions of :func:`leaf_sides`."""
+    m = P.shape[0]
+    one = np.uint64(1)
+    full = np.uint64(0)
+    for i in range(m):
+        full |= one << np.uint64(i)
+    ends = np.array([np.uint64(0), full])
+    Z = _plane_frame(P)
+    d = Z.shape[1]
+    if d == 0:
+        return ends
+    Xh = np.ones((m, d + 1))
+    Xh[:, :d] = Z
+    tn = COPLANAR_RTOL * np.sqrt(np.sum(Xh * Xh, axis=1))
+    Qb = make_levels(Xh)
+    Q = Qb[max(d - 2, 0)]
+    scratch = np.empty(d + 1)
+    onp = np.empty(m, dtype=np.int64)
+    masks = [ends if dominant else ends[:0]]
+    c = np.arange(d)
+    valid = 0
+    while True:
+        valid, dep_at = update_levels(Qb, c, valid, tn, scratch)
+        if dep_at >= 0:  # the prefix c[:dep_at + 1] is affinely dependent: skip its subtree
+            q = advance_prefix(c, dep_at, m, d)
+            if q < 0:
+                break
+            valid = min(valid, q)
+            continue
+        a0, a1, a2 = pivot(Qb, c)
+        na = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        for k in range(c[d - 1], m):
+            w0, w1, w2 = cross(a0, a1, a2, Q[k, 0], Q[k, 1], Q[k, 2])
+            nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+            if nw <= na * tn[k]:
+                continue
+            c[d - 1] = k
+            pos = np.uint64(0)
+            neg = np.uint64(0)
+            non = 0
+            for i in range(m):
+                sc = side_code(w0, w1, w2, nw, Q[i, 0], Q[i, 1], Q[i, 2], tn[i])
+                member = False
+                for j in range(d):
+                    member |= c[j] == i
+                if sc == 0 or member:
+                    onp[non] = i
+                    non += 1
+                elif sc > 0:
+                    pos |= one << np.uint64(i)
+                else:
+                    neg |= one << np.uint64(i)
+            if non == d:
+                sub = np.empty(1 if dominant else 1 << d, dtype=np.uint64)
+                for t in range(sub.shape[0]):
+                    sub[t] = 0
+                    for b in range(d):
+                        if want[c[b]] if dominant else (t >> b) & 1 == 1:
+                            sub[t] |= one << np.uint64(b)
+            elif canonical_on_levels(Qb, tn, c, k, a0, a1, a2, na, onp, non):
+                on = onp[:non].copy()
+                sub = _plane_masks(plane_coordinates_kernel(Z, c, on), want[on], dominant)
+            else:
+                continue
+            for t in range(sub.shape[0]):
+                inside = np.uint64(0)
+                for b in range(non):
+                    if (sub[t] >> np.uint64(b)) & one == one:
+                        inside |= one << np.uint64(onp[b])
+                masks.append(np.array([pos | inside, neg | inside]))
+        if d == 1:
+            break
+        q = advance_prefix(c, d - 2, m, d)
+        if q < 0:
+            break
+        valid = min(valid, q)
+    total = 0
+    for blk in masks:
+        total += blk.shape[0]
+    out = np.empty(total, dtype=np.uint64)
+    r = 0
+    for blk in masks:
+        out[r:r + blk.shape[0]] = blk
+        r += blk.shape[0]
+    return np.unique(out)
+
+
+@njit(cache=True, nogil=True)
+def _plane_frame(P):
+    """``affine_frame(P, standardize=False).transform(P)``: centered (on the lower median,
+    then the mean), rank decided at :data:`RANK_RTOL`, unit RMS norm."""
+    m, k = P.shape
+    if m < 2 or k == 0:
+        return np.zeros((m, 0))
+    Xc = np.empty((m, k))
+    for a in range(k):
+        origin = np.sort(P[:, a])[(m - 1) // 2]
+        Xc[:, a] = P[:, a] - origin
+        big = np.max(np.abs(Xc[:, a]))
+        big = big if big > 0 else 1.0
+        Xc[:, a] -= np.mean(Xc[:, a] / big) * big
+    _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
+    if s[0] == 0:
+        return np.zeros((m, 0))
+    r = int(np.sum(s > RANK_RTOL * s[0]))
+    Z = Xc @ np.ascontiguousarray(Vt[:r].T)
+    norm = np.sqrt(np.sum(Z * Z) / m)
+    return Z / norm if norm > 0 else Z
 
 
 def dichotomies(Z: np.ndarray) -> np.ndarray:

@@ -46,6 +46,8 @@ __all__ = [
     "leaf_sides",
     "batch_leaf_sides",
     "is_canonical_basis",
+    "canonical_on_levels",
+    "plane_coordinates_kernel",
 ]
 
 #: relative tolerance deciding "this point lies on that hyperplane" (cosine of the angle
@@ -381,10 +383,25 @@ def plane_coordinates(Z: np.ndarray, combo: np.ndarray, on: np.ndarray) -> np.nd
     >>> np.round(np.abs(plane_coordinates(Z, np.array([0, 1]), np.array([0, 1, 2]))), 12).ravel()
     array([0., 2., 5.])
     """
-    _, _, Vt = np.linalg.svd(homogeneous(Z[combo]))
-    normal = Vt[-1, :-1]
-    _, _, B = np.linalg.svd(normal[None, :])
-    return Z[on] @ B[1:].T
+    return plane_coordinates_kernel(np.ascontiguousarray(Z, dtype=np.float64),
+                                    np.asarray(combo, dtype=np.int64),
+                                    np.asarray(on, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def plane_coordinates_kernel(Z, combo, on):
+    """:func:`plane_coordinates` (C-contiguous float64 ``Z``, int64 indices)."""
+    d = Z.shape[1]
+    A = np.ones((combo.shape[0], d + 1))
+    for t in range(combo.shape[0]):
+        A[t, :d] = Z[combo[t]]
+    _, _, Vt = np.linalg.svd(A)
+    normal = np.ascontiguousarray(Vt[d, :d]).reshape(1, d)
+    _, _, B = np.linalg.svd(normal)
+    P = np.empty((on.shape[0], d))
+    for t in range(on.shape[0]):
+        P[t] = Z[on[t]]
+    return P @ np.ascontiguousarray(B[1:].T)
 
 
 @njit(cache=True, nogil=True)
@@ -497,40 +514,90 @@ def leaf_sides(Xh, nrm, combo, rtol):
     plane, the defining points included); ``ok`` is False when the points of ``combo`` are
     affinely dependent (no unique plane).
     """
-    n = Xh.shape[0]
-    D = combo.shape[0]
-    codes = np.zeros(n, dtype=np.int8)
-    Qb = make_levels(Xh)
-    tn = rtol * nrm
-    _, dep_at = update_levels(Qb, combo, 0, tn, np.empty(D + 1))
-    if dep_at >= 0:
-        return codes, False
-    L = max(D - 2, 0)
-    a0, a1, a2 = pivot(Qb, combo)
-    na = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-    k = combo[D - 1]
-    w0, w1, w2 = cross(a0, a1, a2, Qb[L, k, 0], Qb[L, k, 1], Qb[L, k, 2])
-    nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    if nw <= na * tn[k]:
-        return codes, False
-    for i in range(n):
-        codes[i] = side_code(w0, w1, w2, nw, Qb[L, i, 0], Qb[L, i, 1], Qb[L, i, 2], tn[i])
-    for j in range(D):
-        codes[combo[j]] = 0
-    return codes, True
+    codes, ok = batch_leaf_sides(Xh, nrm, combo.reshape(1, combo.shape[0]), rtol, False)
+    return codes[0], ok[0]
 
 
 @njit(cache=True, nogil=True)
-def batch_leaf_sides(Xh, nrm, combos, rtol):
-    """:func:`leaf_sides` for each row of ``combos``: ``(codes (m, n) int8, ok (m,) bool)``."""
-    m = combos.shape[0]
-    codes = np.zeros((m, Xh.shape[0]), dtype=np.int8)
+def batch_leaf_sides(Xh, nrm, combos, rtol, canonical):
+    """:func:`leaf_sides` for each row of ``combos``: ``(codes (m, n) int8, ok (m,) bool)``.
+    With ``canonical``, ``ok`` is also False for a row that is not the canonical basis of
+    its plane (:func:`is_canonical_basis`; only planes through more than D points have
+    others), so that each plane is reported once.
+
+    Consecutive rows that share a prefix share its levels, as in the incremental search
+    (rows in lexicographic order, as :func:`exactclf._combinatorics.unrank_batch` makes
+    them, recompute little)."""
+    m, D = combos.shape
+    n = Xh.shape[0]
+    codes = np.zeros((m, n), dtype=np.int8)
     ok = np.zeros(m, dtype=np.bool_)
+    Qb = make_levels(Xh)
+    Q = Qb[max(D - 2, 0)]
+    tn = rtol * nrm
+    scratch = np.empty(D + 1)
+    onp = np.empty(n, dtype=np.int64)
+    c = combos[0].copy() if m else np.empty(D, dtype=combos.dtype)
+    valid = 0
     for j in range(m):
-        c, good = leaf_sides(Xh, nrm, combos[j], rtol)
-        codes[j] = c
-        ok[j] = good
+        first = 0
+        while first < D and combos[j, first] == c[first]:
+            first += 1
+        c[:] = combos[j]
+        valid, dep_at = update_levels(Qb, c, min(valid, first), tn, scratch)
+        if dep_at >= 0:
+            continue
+        a0, a1, a2 = pivot(Qb, c)
+        na = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        k = c[D - 1]
+        w0, w1, w2 = cross(a0, a1, a2, Q[k, 0], Q[k, 1], Q[k, 2])
+        nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+        if nw <= na * tn[k]:
+            continue
+        for i in range(n):
+            codes[j, i] = side_code(w0, w1, w2, nw, Q[i, 0], Q[i, 1], Q[i, 2], tn[i])
+        for t in range(D):
+            codes[j, c[t]] = 0
+        ok[j] = True
+        if canonical:
+            non = 0
+            for i in range(n):
+                if codes[j, i] == 0:
+                    onp[non] = i
+                    non += 1
+            if non > D:
+                ok[j] = canonical_on_levels(Qb, tn, c, k, a0, a1, a2, na, onp, non)
     return codes, ok
+
+
+@njit(cache=True, nogil=True)
+def canonical_on_levels(Qb, tn, c, k, a0, a1, a2, na, onp, non):
+    """:func:`is_canonical_basis` inside the incremental search: the plane of the prefix
+    ``c[:D - 1]`` (levels ``Qb``, pivot ``a`` of norm ``na``) and the leaf ``k``, the points
+    on it ``onp[:non]``, ``tn`` the tolerances of :func:`leaf_sides`."""
+    D = c.shape[0]
+    m0 = D + 1
+    L = max(D - 2, 0)
+    for t in range(non):
+        p = onp[t]
+        if p >= k:
+            continue
+        j = 0
+        while j < D - 1 and c[j] < p:
+            j += 1
+        if j < D - 1 and c[j] == p:
+            continue
+        if j <= D - 2:  # p must be in the span of c[:j]: nothing left at level j
+            nn = 0.0
+            for a in range(m0 - j):
+                nn += Qb[j, p, a] * Qb[j, p, a]
+            if np.sqrt(nn) > tn[p]:
+                return False
+        else:  # p must be in the span of c[:D - 1]: parallel to the pivot at level D - 2
+            w0, w1, w2 = cross(a0, a1, a2, Qb[L, p, 0], Qb[L, p, 1], Qb[L, p, 2])
+            if np.sqrt(w0 * w0 + w1 * w1 + w2 * w2) > na * tn[p]:
+                return False
+    return True
 
 
 def is_canonical_basis(Xh: np.ndarray, combo: np.ndarray, on_plane: np.ndarray) -> bool:

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from exactclf import DeepICEMaxoutClassifier
 from exactclf._backend import REFERENCE
 from exactclf._base import validate_binary
-from exactclf._dichotomies import dichotomies
+from exactclf._dichotomies import dichotomies, dominant_dichotomies
 from exactclf._separator import UNREALIZABLE_MARGIN, UnrealizableLabeling
 from exactclf.datasets import load_deepice_caesarian, load_voicepath
 from exactclf.linear import _min01
@@ -46,6 +46,54 @@ def test_dichotomies_are_exactly_the_separable_subsets(kind, seed):
     brute = {np.array(b).tobytes() for b in itertools.product([False, True], repeat=len(Z))
              if strictly_separable(Z, np.array(b))}
     assert got == brute
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dominant_dichotomies_dominate_every_separable_subset(seed):
+    """Brute force on degenerate points (an integer grid, so that planes hold more than D
+    points and go through the recursion): every subset that an LP separates strictly is
+    dominated by a returned one (no more unwanted points, no fewer wanted), and every
+    returned subset but the two constants is strictly separable."""
+    rng = np.random.default_rng(100 + seed)
+    d = int(rng.integers(2, 5))
+    Z = np.unique(rng.integers(0, 3, size=(int(rng.integers(6, 10)), d)).astype(float), axis=0)
+    want = rng.random(len(Z)) < 0.5
+    family = dominant_dichotomies(Z, want)
+    for bits in itertools.product([False, True], repeat=len(Z)):
+        T = np.array(bits)
+        if strictly_separable(Z, T):
+            assert np.any(np.all(family | ~(T & want), axis=1)
+                          & np.all(~family | (T | want), axis=1)), T
+    for F in family:
+        assert F.all() or not F.any() or strictly_separable(Z, F)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_and_batched_recursions_give_the_same_family(monkeypatch, seed):
+    """A plane through more than D points recurses into its points: compiled (bit masks)
+    when it holds at most 64 points and few enough subsets, else batched in Python as at
+    the top. Both give the same families, of all dichotomies and of the dominant ones, on
+    degenerate data (integer grids, 0/1 cubes, points on a flat)."""
+    from exactclf import _dichotomies
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 6))
+    kind = ("grid", "flat", "cube")[seed % 3]
+    if kind == "cube":
+        Z = rng.integers(0, 2, size=(int(rng.integers(8, 2**d + 1)), d)).astype(float)
+    else:
+        Z, _, _ = random_instance(rng, "grid" if kind == "grid" else "flat",
+                                  int(rng.integers(10, 22)), max(d, 3))
+    Z = np.unique(Z, axis=0)
+    want = rng.random(len(Z)) < 0.5
+    got = {}
+    for limit in (0, _dichotomies._COMPILED_PLANES, 10**9):
+        monkeypatch.setattr(_dichotomies, "_COMPILED_PLANES", limit)
+        got[limit] = (dichotomies(Z) if len(Z) <= 12 else None,
+                      dominant_dichotomies(Z, want))
+    for limit, (dich, dom) in got.items():
+        assert np.array_equal(dom, got[0][1]), limit
+        assert dich is None or np.array_equal(dich, got[0][0]), limit
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "grid", "collinear", "flat"])
@@ -599,7 +647,6 @@ def test_the_candidate_family_stops_at_the_time_limit(monkeypatch):
     checks its deadline between planes: past it ``TimeoutError``, and ``exact_union``
     returns the better constant, unproven, with the stop reason "time_limit". Given time,
     the deadline changes nothing."""
-    from exactclf._dichotomies import dominant_dichotomies
 
     rng = np.random.default_rng(0)
     U = np.unique(rng.integers(0, 2, size=(20, 7)).astype(float), axis=0)

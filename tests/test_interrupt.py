@@ -244,13 +244,13 @@ def test_interrupt_in_a_kernel_is_a_keyboard_interrupt():
     Xh = homogeneous(Z)
     nrm = np.linalg.norm(Xh, axis=1)
     combos = np.array([[i, j] for i in range(300) for j in range(i + 1, 300)])[:20000]
-    off_main(batch_leaf_sides, Xh, nrm, combos, COPLANAR_RTOL)  # compiled before the timer
+    off_main(batch_leaf_sides, Xh, nrm, combos, COPLANAR_RTOL, False)  # compiled before the timer
     for delay in (0.0, 0.01, 0.03):
         timer = threading.Timer(delay, _thread.interrupt_main)
         with pytest.raises(KeyboardInterrupt):
             timer.start()  # in the block: the interrupt may come at once
             while True:
-                off_main(batch_leaf_sides, Xh, nrm, combos, COPLANAR_RTOL)
+                off_main(batch_leaf_sides, Xh, nrm, combos, COPLANAR_RTOL, False)
         timer.join()
 
 

@@ -25,57 +25,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._combinatorics import rank_of, unrank_into
-from .._geometry import cross, make_levels, pivot, side_code, update_levels
+from .._combinatorics import advance_prefix, rank_of, unrank_into
+from .._geometry import (
+    canonical_on_levels,
+    cross,
+    make_levels,
+    pivot,
+    side_code,
+    update_levels,
+)
 
 __all__ = ["ice_scan_cpu", "PENDING_FIELDS"]
 
 #: columns of the pending buffer
 PENDING_FIELDS = ("rank", "err_pos", "err_neg", "lower_bound")
-
-
-@njit(cache=True, nogil=True)
-def _advance(c, pos, n, k):
-    """Move ``c`` to the first subset after all those sharing ``c[:pos + 1]``.
-
-    Returns the lowest position that changed, or -1 when the enumeration is exhausted.
-    """
-    while pos >= 0 and c[pos] == n - k + pos:
-        pos -= 1
-    if pos < 0:
-        return -1
-    c[pos] += 1
-    for t in range(pos + 1, k):
-        c[t] = c[t - 1] + 1
-    return pos
-
-
-@njit(cache=True, nogil=True)
-def _is_canonical(Qb, tn, c, k, a0, a1, a2, na, onp, non):
-    """Kernel version of :func:`exactclf._geometry.is_canonical_basis` using the levels."""
-    D = c.shape[0]
-    m0 = D + 1
-    L = max(D - 2, 0)
-    for t in range(non):
-        p = onp[t]
-        if p >= k:
-            continue
-        j = 0
-        while j < D - 1 and c[j] < p:
-            j += 1
-        if j < D - 1 and c[j] == p:
-            continue
-        if j <= D - 2:  # p must be in the span of c[:j]: nothing left at level j
-            nn = 0.0
-            for a in range(m0 - j):
-                nn += Qb[j, p, a] * Qb[j, p, a]
-            if np.sqrt(nn) > tn[p]:
-                return False
-        else:  # p must be in the span of c[:D - 1]: parallel to the pivot at level D - 2
-            w0, w1, w2 = cross(a0, a1, a2, Qb[L, p, 0], Qb[L, p, 1], Qb[L, p, 2])
-            if np.sqrt(w0 * w0 + w1 * w1 + w2 * w2) > na * tn[p]:
-                return False
-    return True
 
 
 @njit(cache=True, nogil=True)
@@ -119,7 +82,7 @@ def ice_scan_cpu(Xh, nrm, wpos, wneg, r0, r1, ub_lt, ub_le, rtol, pend):
         valid, dep_at = update_levels(Qb, c, valid, tn, scratch)
         if dep_at >= 0:
             # the prefix c[:dep_at + 1] is affinely dependent: skip its whole subtree
-            q = _advance(c, dep_at, n, D)
+            q = advance_prefix(c, dep_at, n, D)
             if q < 0:
                 break
             rank = rank_of(c, n)
@@ -164,7 +127,7 @@ def ice_scan_cpu(Xh, nrm, wpos, wneg, r0, r1, ub_lt, ub_le, rtol, pend):
                             best_val = bound
                             best_rank = rank
                             best_orient = 1 if ep <= em else -1
-                        elif _is_canonical(Qb, tn, c, k, a0, a1, a2, na, onp, non):
+                        elif canonical_on_levels(Qb, tn, c, k, a0, a1, a2, na, onp, non):
                             if npend == cap:
                                 return best_val, best_rank, best_orient, npend, rank
                             pend[npend, 0] = rank
@@ -177,7 +140,7 @@ def ice_scan_cpu(Xh, nrm, wpos, wneg, r0, r1, ub_lt, ub_le, rtol, pend):
         if rank >= r1 or D == 1:
             break
         # all leaves under this prefix are done: next prefix
-        q = _advance(c, D - 2, n, D)
+        q = advance_prefix(c, D - 2, n, D)
         if q < 0:
             break
         valid = min(valid, q)

@@ -150,7 +150,7 @@ def _prepare(Xh, tn, c, V, vv, q, plane):
 
 @cuda.jit(device=True)
 def _is_canonical(Xh, tn, c, V, vv, q, plane):
-    """:func:`exactclf.linear._kernels_cpu._is_canonical`: every point of the plane below
+    """:func:`exactclf._geometry.canonical_on_levels`: every point of the plane below
     ``c[-1]`` and not in ``c`` lies in the span of the members of ``c`` below it."""
     D = c.shape[0]
     L = max(D - 2, 0)
