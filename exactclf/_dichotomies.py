@@ -9,10 +9,12 @@ points (its canonical basis, :func:`exactclf._geometry.is_canonical_basis`), an 
 ``o`` and a dichotomy ``L`` of the points on ``P``; D points in general position in their
 hyperplane are shattered (all ``2**D`` subsets).
 
-Planes are processed in batches of D-subsets: one parallel Numba pass computes every point's
-side of every plane of the batch, planes through exactly D points (general position) are
-expanded to their subsets with array operations, and only planes through more points (which
-need the canonical-basis test and a recursion one dimension down) are handled one by one.
+Planes are processed in batches of D-subsets: one Numba pass computes every point's side of
+every plane of the batch (and keeps a plane through more than D points only for its canonical
+basis), planes through exactly D points (general position) are expanded to their subsets with
+array operations, and planes through more points recurse one dimension down: compiled, on bit
+masks, for planes of at most 64 points and a bounded number of subsets (discrete features put
+points on thousands of such planes), batched in Python like the top level for larger ones.
 """
 
 from __future__ import annotations

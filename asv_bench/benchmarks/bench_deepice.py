@@ -60,3 +60,22 @@ class DeepICEKernel:
         t0 = time.perf_counter()
         union_search_cpu(*self.args, K, 0, len(self.args[0]), np.inf, np.inf)
         return self.space / (time.perf_counter() - t0)
+
+
+class DeepICEFamily:
+    """The union search's candidate family on integer features: 100 random Haberman
+    points, thousands of planes through more than D points (each a recursion)."""
+
+    timeout = 120
+
+    def setup(self):
+        from exactclf.datasets import load_haberman
+
+        X, y = load_haberman(return_X_y=True)
+        idx = np.random.default_rng(0).choice(len(X), 100, replace=False)
+        self.U, wpos, wneg, _ = merge_duplicates(X[idx], y[idx] == 1, np.ones(100))
+        self.want, self.other = wpos, wneg
+        candidate_family(self.U[:20], self.want[:20], self.other[:20])  # compile
+
+    def time_candidate_family_haberman_100(self):
+        candidate_family(self.U, self.want, self.other)

@@ -46,10 +46,11 @@ _GROWTH = 1.4
 #: from smaller blocks can be far off when the cap prunes less
 _BLOCK_SLACK = 4.0
 _MIN_BLOCK_SECONDS = 0.5
-#: hyperplanes the candidate family enumeration settles per second (measured on 2-D and
-#: 3-D data, see benchmarks/results/deepice_vs_baselines.txt): a block whose family alone
-#: would outlast the budget is not started
-PLANE_RATE = 1.5e4
+#: hyperplanes the candidate family enumeration settles per second, about half the slowest
+#: rate measured (9e4 to 1e7 on Gaussian and integer data in 3 to 7 dimensions, see
+#: benchmarks/results/deepice_vs_baselines.txt): a block whose family alone would outlast
+#: the budget is not started
+PLANE_RATE = 5e4
 #: and at most (larger blocks are tried while the budget lasts)
 _MAX_BLOCK_TUPLES = 1e10
 
