@@ -47,7 +47,8 @@ __all__ = ["hyperplanes", "dichotomies", "dominant_dichotomies"]
 
 _BATCH = 1 << 13
 #: planes through more than D points recursed into per call off the main thread: a few
-#: tens of milliseconds, so that Ctrl-C waits at most that long for the helper
+#: milliseconds, at most a few tenths of a second on 7-D integer points, so that Ctrl-C
+#: waits at most that long for the helper
 _DEGENERATE_CHUNK = 32
 #: a plane's points fit one bit mask in the compiled recursion
 _MASK_BITS = 64
