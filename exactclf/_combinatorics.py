@@ -148,13 +148,6 @@ def unrank_batch(r0, count, n, k):
     unrank_into(r0, n, k, c)
     for row in range(count):
         out[row] = c
-        # next subset in lexicographic order
-        j = k - 1
-        while j >= 0 and c[j] == n - k + j:
-            j -= 1
-        if j < 0:
+        if advance_prefix(c, k - 1, n, k) < 0:
             break
-        c[j] += 1
-        for t in range(j + 1, k):
-            c[t] = c[t - 1] + 1
     return out

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 from numba import njit
+from scipy.special import comb
 
 from ._combinatorics import advance_prefix, n_combinations, unrank_batch
 from ._fit_guard import off_main
@@ -120,7 +121,7 @@ def _collect(
                 cols = np.repeat(combos[simple], len(patterns), axis=0)
                 rows[np.arange(len(rows))[:, None], cols] = np.tile(patterns, (len(base), 1))
                 blocks.append(rows)
-        small = ~simple & (n_on <= _MASK_BITS) & (_n_subsets(n_on, d - 1) <= _COMPILED_PLANES)
+        small = ~simple & (n_on <= _MASK_BITS) & (comb(n_on, d - 1) <= _COMPILED_PLANES)
         planes = np.flatnonzero(small)
         for k in range(0, len(planes), _DEGENERATE_CHUNK):
             _check(deadline)
@@ -132,14 +133,6 @@ def _collect(
             _check(deadline)
             blocks.extend(_on_plane(Zf, combos[j], codes[j], want, deadline))
     return blocks
-
-
-def _n_subsets(m: np.ndarray, k: int) -> np.ndarray:
-    """``C(m, k)`` elementwise, as float (only compared with a threshold)."""
-    out = np.ones(len(m))
-    for t in range(k):
-        out *= (m - t) / (t + 1)
-    return out
 
 
 def _on_plane(Zf, combo, codes, want, deadline) -> list[np.ndarray]:
@@ -178,15 +171,7 @@ def _on_small_planes(Zf, combos, codes, planes, want, dominant):
                 rows[2 * t, on[b]] = inside
                 rows[2 * t + 1, on[b]] = inside
         blocks.append(rows)
-    total = 0
-    for blk in blocks:
-        total += blk.shape[0]
-    out = np.empty((total, n), dtype=np.bool_)
-    r = 0
-    for blk in blocks:
-        out[r:r + blk.shape[0]] = blk
-        r += blk.shape[0]
-    return out
+    return _stack(blocks)
 
 
 @njit(cache=True, nogil=True)
@@ -274,15 +259,22 @@ def _plane_masks(P, want, dominant):
         if q < 0:
             break
         valid = min(valid, q)
+    return np.unique(_stack(masks))
+
+
+@njit(cache=True, nogil=True)
+def _stack(blocks):
+    """The arrays ``blocks`` (one shape but the first axis) one after the other (Numba's
+    ``np.concatenate`` takes tuples, not lists)."""
     total = 0
-    for blk in masks:
+    for blk in blocks:
         total += blk.shape[0]
-    out = np.empty(total, dtype=np.uint64)
+    out = np.empty((total,) + blocks[0].shape[1:], dtype=blocks[0].dtype)
     r = 0
-    for blk in masks:
+    for blk in blocks:
         out[r:r + blk.shape[0]] = blk
         r += blk.shape[0]
-    return np.unique(out)
+    return out
 
 
 @njit(cache=True, nogil=True)
