@@ -19,7 +19,7 @@ from exactclf._partition import error_blocks
 from exactclf._search import ChunkResult, run_search
 from exactclf.linear._bounds import LowerBound
 from exactclf.linear._local_cover import LocalCoverBound, local_cover_bound
-from exactclf.maxout import _bounds, _coreset, _deepice, _portfolio
+from exactclf.maxout import _bounds, _coreset, _deepice, _exact, _portfolio
 from exactclf.maxout._bounds import partition_bound, spatial_blocks
 from exactclf.maxout._cliques import clique_cover_bound
 from exactclf.maxout._coreset import CoresetResult, coreset_union
@@ -518,6 +518,22 @@ def test_parallel_partition_bound_never_exceeds_the_optimum(seed, n_jobs):
                     assert float(np.minimum(want_w, other_w).sum()) <= lb.value <= best
                     serial = partition_bound(Z, want_w, other_w, K, n_jobs=1, **kw)
                     assert (lb.value, lb.method) == (serial.value, serial.method)
+
+
+def test_blocks_grow_while_their_families_fit_in_memory(monkeypatch):
+    """Partition blocks grow from one partition to the next while the larger blocks'
+    candidate families fit in memory, and stop growing where they would not (whatever the
+    number of K-tuples), keeping a valid bound and the timings they measured."""
+    X, y = _noisy_disk(0, 60, 0.8)
+    want_w, other_w = (y == 1).astype(float), (y == 0).astype(float)
+    kw = dict(time_limit=60, block_size=10, random_state=0, max_partitions=3, n_jobs=1)
+    grown = partition_bound(X, want_w, other_w, 2, **kw)
+    assert grown.size > 15 and 10 in grown.timings
+    fits = 2 * _exact.family_bytes(14, 14 * 13 // 2)  # blocks of 14 points fit, 15 do not
+    monkeypatch.setattr(_bounds, "available_memory", lambda: fits)
+    held = partition_bound(X, want_w, other_w, 2, **kw)
+    assert held.size == 10 and set(held.timings) == {10}
+    assert held.value <= exact_union(X, want_w, other_w, 2).value
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,20 +27,23 @@ from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._geometry import affine_frame
 from .._partition import error_blocks, solve_blocks, spatial_blocks
-from .._resources import effective_workers
+from .._resources import available_memory, effective_workers
 from .._warnings import warn
 from ..linear._bounds import LowerBound, conflict_bound
-from ._exact import exact_union, union_on
+from ._exact import exact_union, family_bytes, union_on
 
 __all__ = ["PLANE_RATE", "PartitionBound", "partition_bound", "spatial_blocks"]
 
 #: candidate K-tuples (before pruning) of one block's exact search, at the first block size
 _FIRST_BLOCK_TUPLES = 2e7
 #: growth of the block size from one partition to the next, when the next partition's
-#: predicted time fits: a partition's time grows about like ``size ** (K * dim / 2)``
+#: predicted time fits: a block's time grows at least like ``size ** (K * dim / 2 + 1)``
 #: (measured with the heuristic's cap on each block; pruning keeps it far below the
-#: ``size ** (K * dim - 1)`` of the K-tuples)
+#: ``size ** (K * dim - 1)`` of the K-tuples), faster where the blocks' timings say so
 _GROWTH = 1.4
+#: block searches shorter than this are mostly fixed costs (a worker's start, the family's
+#: set-up): their timings do not say how the time grows with the size
+_MIN_TIMED_SECONDS = 0.2
 #: a block search may take this many times its predicted time (at least
 #: ``_MIN_BLOCK_SECONDS``) before it is stopped and the blocks shrink back: the prediction
 #: from smaller blocks can be far off when the cap prunes less
@@ -51,19 +54,19 @@ _MIN_BLOCK_SECONDS = 0.5
 #: benchmarks/results/deepice_vs_baselines.txt): a block whose family alone would outlast
 #: the budget is not started
 PLANE_RATE = 5e4
-#: and at most (larger blocks are tried while the budget lasts)
-_MAX_BLOCK_TUPLES = 1e10
 
 
 @dataclass
 class PartitionBound(LowerBound):
     """A :class:`~exactclf.linear._bounds.LowerBound` on one polarity's optimum
     (``method``: ``"conflicting duplicates"``, ``"partition"`` or ``"exact"``) with where a
-    later call of :func:`partition_bound` goes on: the block size ``size`` and the predicted
-    seconds of one of its block searches."""
+    later call of :func:`partition_bound` goes on: the block size ``size``, the predicted
+    seconds of one of its block searches, and the measured seconds of a block search at
+    each size where every block searched completed (``timings``)."""
 
     size: int = 0
     block_seconds: float = math.inf
+    timings: dict[int, float] = field(default_factory=dict)
 
 
 def _log_tuples(m: int, dim: int, K: int) -> float:
@@ -79,6 +82,36 @@ def _first_size(n: int, dim: int, K: int, limit: float) -> int:
     while m < n and _log_tuples(m + 1, dim, K) <= math.log10(limit):
         m += 1
     return min(m, n)
+
+
+def _growth_exponent(K: int, dim: int, timings: dict[int, float], size: int) -> float:
+    """The exponent ``e`` of a block search's time ``~ size ** e`` for growing blocks of
+    ``size`` points: at least ``K * dim / 2 + 1``, more where the timings of the largest
+    smaller block size and of ``size`` itself (both long enough to mean something) say so.
+
+    Examples
+    --------
+    >>> _growth_exponent(2, 3, {50: 1.0, 100: 16.0}, 100)
+    4.0
+    >>> _growth_exponent(2, 3, {50: 1.0, 100: 128.0}, 100)
+    7.0
+    """
+    exponent = K * dim / 2 + 1
+    smaller = [m for m in timings if m < size]
+    if size not in timings or not smaller:
+        return exponent
+    m0 = max(smaller)
+    t0, t = timings[m0], timings[size]
+    if min(t0, t) < _MIN_TIMED_SECONDS:
+        return exponent
+    return max(exponent, math.log(t / t0) / math.log(size / m0))
+
+
+def _blocks_fit_memory(size: int, dim: int, parallel: int) -> bool:
+    """Whether ``parallel`` block searches of ``size`` points in ``dim``-D can hold their
+    candidate families at once in half of the available memory."""
+    avail = available_memory()
+    return avail is None or parallel * family_bytes(size, n_combinations(size, dim)) <= avail / 2
 
 
 def _block_optimum(Z, want_w, other_w, K, cap, until) -> tuple[float, bool, bool]:
@@ -234,6 +267,7 @@ def partition_bound(
     m = block_size or max(_first_size(n, dim, K, _FIRST_BLOCK_TUPLES),
                           0 if start is None else start.size)
     block_seconds = math.inf if block_size or start is None else start.block_seconds
+    timings = {} if start is None else dict(start.timings)
     inside = union_on(Z, planes) if planes else None
     errors = (None if inside is None else
               np.where(inside, other_w, want_w) > np.minimum(want_w, other_w))
@@ -259,24 +293,28 @@ def partition_bound(
             n_partitions += 1
             # larger blocks bound better: grow while the next partition is predicted to fit,
             # else try another grid of the same size
-            # (a block's time grows about like size ** (K * dim / 2 + 1): extrapolated from
-            # the blocks searched, as a partition stopped by a target or a ceiling searched
-            # only some; a block search stopped by its time shrinks the blocks back; the
-            # workers search min(workers, searched) blocks at a time)
+            # (a block's time extrapolated from the blocks searched, as a partition stopped
+            # by a target or a ceiling searched only some, with the exponent of
+            # _growth_exponent; a block search stopped by its time shrinks the blocks back;
+            # the workers search min(workers, searched) blocks at a time, and the grown
+            # blocks' families must fit in memory together)
             grown = min(n, int(m * _GROWTH) + 1)
             left = time_limit - (time.perf_counter() - t0)
             searched = sums.searched
             if searched and searched == sums.searched_solved:
                 per_block = ((time.perf_counter() - tp) * min(workers, searched) / searched)
-                at_grown = per_block * (grown / m) ** (K * dim / 2 + 1)
-                if (m < n and _log_tuples(grown, dim, K) <= math.log10(_MAX_BLOCK_TUPLES)
+                timings[m] = per_block
+                at_grown = per_block * (grown / m) ** _growth_exponent(K, dim, timings, m)
+                parallel = min(workers, math.ceil(n / grown))
+                if (m < n and _blocks_fit_memory(grown, dim, parallel)
                         and at_grown * math.ceil(n / grown) / workers <= left):
                     m, block_seconds = grown, at_grown
                 else:
                     block_seconds = per_block
             elif searched > sums.searched_solved and left > 0:
                 m, block_seconds = max(dim + 2, int(m / _GROWTH)), math.inf
-            best.size, best.block_seconds = m, block_seconds  # where a later call goes on
+            # where a later call goes on
+            best.size, best.block_seconds, best.timings = m, block_seconds, timings
             if (best.interrupted or best.value >= target or best.method == "exact"
                     or n_partitions == max_partitions
                     or (len(blocks) == 1 and m >= n)  # the same partition every time

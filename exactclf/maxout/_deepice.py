@@ -21,8 +21,8 @@ from .._fit_guard import guarded_fit
 from .._resources import check_memory, effective_workers
 from .._warnings import warn
 from ..linear._bounds import conflict_bound
-from ._exact import useful_planes
-from ._portfolio import BYTES_PER_ENTRY, MaxoutSearch, SearchSettings
+from ._exact import family_bytes, useful_planes
+from ._portfolio import MaxoutSearch, SearchSettings
 
 __all__ = ["DeepICEMaxoutClassifier"]
 
@@ -371,7 +371,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         instead = ("Use method='coreset' (or 'auto') for a heuristic with a proven lower "
                    "bound, max_candidates=... to search fewer hyperplanes, or fit on fewer "
                    "points.")
-        check_memory(BYTES_PER_ENTRY * subsets * n, what, instead)
+        check_memory(family_bytes(n, planes), what, instead)
         seconds = 10 ** (log_tuples - math.log10(_TUPLE_RATE * n_jobs))
         if self.time_limit is None and self.max_candidates is None and seconds > _MAX_SECONDS:
             raise ValueError(

@@ -39,9 +39,14 @@ from ..linear._min01 import solve_min01
 from ._kernels_array import union_search_array
 from ._kernels_cpu import search_index, union_search_steps
 
-__all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
-           "candidate_family", "estimate_union", "exact_union", "prepare_union",
-           "realize_union", "union_errors", "union_on", "useful_planes"]
+__all__ = ["BYTES_PER_ENTRY", "UnionEstimate", "UnionProblem", "UnionResult",
+           "bitset_kernel_args", "candidate_family", "estimate_union", "exact_union",
+           "family_bytes", "prepare_union", "realize_union", "union_errors", "union_on",
+           "useful_planes"]
+
+#: bytes per candidate half-space and point of an exact search's family (the boolean matrix,
+#: its float64 products and bitsets): a family that would not fit in memory is not built
+BYTES_PER_ENTRY = 12
 
 #: work of one kernel call, in word operations (a few milliseconds): the granularity at which
 #: deadlines and interrupts are honoured
@@ -77,6 +82,19 @@ class UnionResult:
 def union_errors(sets: np.ndarray, want_w: np.ndarray, other_w: np.ndarray) -> float:
     inside = sets.any(axis=0)
     return float(other_w[inside].sum() + want_w[~inside].sum())
+
+
+def family_bytes(n: int, planes: float) -> float:
+    """Bytes of the candidate family of an exact search on ``n`` points whose enumeration
+    visits ``planes`` hyperplanes (about two candidate half-spaces each,
+    :data:`BYTES_PER_ENTRY` per point).
+
+    Examples
+    --------
+    >>> family_bytes(10, 45)
+    11040.0
+    """
+    return float(BYTES_PER_ENTRY * (2 * planes + 2) * n)
 
 
 def union_on(Z: np.ndarray, planes) -> np.ndarray:

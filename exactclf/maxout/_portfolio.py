@@ -29,10 +29,9 @@ certificate.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -47,14 +46,18 @@ from ..linear._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PartitionBound, partition_bound
 from ._cliques import clique_cover_bound
 from ._coreset import coreset_union, realize_on, refine
-from ._exact import estimate_union, exact_union, prepare_union, realize_union, union_on
+from ._exact import (
+    estimate_union,
+    exact_union,
+    family_bytes,
+    prepare_union,
+    realize_union,
+    union_on,
+)
 from ._surrogate import anneal_union, smooth_union
 
-__all__ = ["BYTES_PER_ENTRY", "MaxoutSearch", "PolarityResult", "SearchSettings"]
+__all__ = ["MaxoutSearch", "PolarityResult", "SearchSettings"]
 
-#: bytes per candidate half-space and point of an exact search's family (the boolean matrix,
-#: its float64 products and bitsets): a family that would not fit in memory is not built
-BYTES_PER_ENTRY = 12
 #: the portfolio without a time_limit: seconds for the heuristic, the partition bounds and
 #: (where its sampled cost fits) the exact search
 _DEFAULT_BUDGET = 120.0
@@ -115,8 +118,12 @@ class PolarityResult:
     stop_reason: str | None
     bound_method: str = "conflicting duplicates"
     n_tuples: int = 0
-    size: int = 0  # the partition bound's next block size ...
-    block_seconds: float = math.inf  # ... and the predicted seconds of one of its blocks
+    partition: PartitionBound | None = None  # where the partition bounds go on
+
+    @property
+    def size(self) -> int:
+        """The partition bounds' next block size (0 before the first)."""
+        return 0 if self.partition is None else self.partition.size
 
 
 @dataclass(frozen=True)
@@ -611,10 +618,10 @@ class MaxoutSearch:
         got = partition_bound(self.Z, want_w, other_w, self.K, time_limit=seconds,
                               planes=res.planes, random_state=seed, target=target,
                               max_partitions=1, n_jobs=self.settings.n_jobs,
-                              start=PartitionBound(res.lower, res.bound_method, size=res.size,
-                                                   block_seconds=res.block_seconds))
-        res.lower, res.bound_method = got.value, got.method
-        res.size, res.block_seconds = got.size, got.block_seconds
+                              start=replace(res.partition or PartitionBound(0.0, ""),
+                                            value=res.lower, method=res.bound_method,
+                                            interrupted=False))
+        res.lower, res.bound_method, res.partition = got.value, got.method, got
         if got.interrupted:
             res.stop_reason = StopReason.INTERRUPTED
         return got.interrupted
@@ -631,7 +638,7 @@ class MaxoutSearch:
                      f"hyperplanes would take about {planes / PLANE_RATE:.3g} s")
             return False
         try:
-            check_memory(BYTES_PER_ENTRY * (2 * planes + 2) * len(Z), "", "")
+            check_memory(family_bytes(len(Z), planes), "", "")
         except MemoryError:
             self.say(f"polarity {polarity:+d}: exact search skipped: its candidate family "
                      "would not fit in memory")
