@@ -14,7 +14,7 @@ from _helpers import ctrl_c_after_first, random_instance
 from sklearn.exceptions import ConvergenceWarning
 from test_deepice import _brute_force_union, _counting_kernel, _errors
 
-from exactclf import DeepICEMaxoutClassifier
+from exactclf import DeepICEMaxoutClassifier, _resources
 from exactclf._partition import error_blocks
 from exactclf._search import ChunkResult, run_search
 from exactclf.linear._bounds import LowerBound
@@ -530,7 +530,7 @@ def test_blocks_grow_while_their_families_fit_in_memory(monkeypatch):
     grown = partition_bound(X, want_w, other_w, 2, **kw)
     assert grown.size > 15 and 10 in grown.timings
     fits = 2 * _exact.family_bytes(14, 14 * 13 // 2)  # blocks of 14 points fit, 15 do not
-    monkeypatch.setattr(_bounds, "available_memory", lambda: fits)
+    monkeypatch.setattr(_resources, "available_memory", lambda: fits)
     held = partition_bound(X, want_w, other_w, 2, **kw)
     assert held.size == 10 and set(held.timings) == {10}
     assert held.value <= exact_union(X, want_w, other_w, 2).value

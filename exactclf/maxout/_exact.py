@@ -39,10 +39,9 @@ from ..linear._min01 import solve_min01
 from ._kernels_array import union_search_array
 from ._kernels_cpu import search_index, union_search_steps
 
-__all__ = ["BYTES_PER_ENTRY", "UnionEstimate", "UnionProblem", "UnionResult",
-           "bitset_kernel_args", "candidate_family", "estimate_union", "exact_union",
-           "family_bytes", "prepare_union", "realize_union", "union_errors", "union_on",
-           "useful_planes"]
+__all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
+           "candidate_family", "estimate_union", "exact_union", "family_bytes",
+           "prepare_union", "realize_union", "union_errors", "union_on", "useful_planes"]
 
 #: bytes per candidate half-space and point of an exact search's family (the boolean matrix,
 #: its float64 products and bitsets): a family that would not fit in memory is not built
