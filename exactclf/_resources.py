@@ -62,9 +62,22 @@ def available_memory() -> int | None:
         return None
 
 
+def fits_memory(nbytes: float, fraction: float = 0.5) -> bool:
+    """Whether work estimated to need ``nbytes`` takes at most ``fraction`` of the
+    available memory (True where that is unknown).
+
+    Examples
+    --------
+    >>> fits_memory(1e3), fits_memory(1e30)
+    (True, False)
+    """
+    avail = available_memory()
+    return avail is None or nbytes <= fraction * avail
+
+
 def check_memory(nbytes: float, what: str, instead: str, fraction: float = 0.5) -> None:
-    """Refuse (``MemoryError``) to start work estimated to need ``nbytes`` when that is more
-    than ``fraction`` of the available memory; the message gives both figures and ``instead``.
+    """Refuse (``MemoryError``) to start work that does not :func:`fits_memory`; the
+    message gives both figures and ``instead``.
 
     Examples
     --------
@@ -74,9 +87,9 @@ def check_memory(nbytes: float, what: str, instead: str, fraction: float = 0.5) 
     ...
     MemoryError: a huge search needs about 1e+21 GB of memory; ...
     """
-    avail = available_memory()
-    if avail is None or nbytes <= fraction * avail:
+    if fits_memory(nbytes, fraction):
         return
+    avail = available_memory()
     raise MemoryError(
         f"{what} needs about {nbytes / 1e9:.3g} GB of memory; this machine has "
         f"{avail / 1e9:.3g} GB available. {instead}"

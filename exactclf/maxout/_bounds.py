@@ -27,7 +27,7 @@ from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._geometry import affine_frame
 from .._partition import error_blocks, solve_blocks, spatial_blocks
-from .._resources import check_memory, effective_workers
+from .._resources import effective_workers, fits_memory
 from .._warnings import warn
 from ..linear._bounds import LowerBound, conflict_bound
 from ._exact import exact_union, family_bytes, union_on
@@ -109,12 +109,8 @@ def _growth_exponent(K: int, dim: int, timings: dict[int, float], size: int) -> 
 
 def _blocks_fit_memory(size: int, dim: int, parallel: int) -> bool:
     """Whether ``parallel`` block searches of ``size`` points in ``dim``-D can hold their
-    candidate families at once (:func:`~exactclf._resources.check_memory`'s rule)."""
-    try:
-        check_memory(parallel * family_bytes(size, n_combinations(size, dim)), "", "")
-    except MemoryError:
-        return False
-    return True
+    candidate families at once (:func:`~exactclf._resources.fits_memory`)."""
+    return fits_memory(parallel * family_bytes(size, n_combinations(size, dim)))
 
 
 def _block_optimum(Z, want_w, other_w, K, cap, until) -> tuple[float, bool, bool]:

@@ -38,7 +38,7 @@ import numpy as np
 from .._backend import Backend
 from .._certificate import StopReason
 from .._combinatorics import n_combinations
-from .._resources import check_memory
+from .._resources import fits_memory
 from .._warnings import warn
 from ..linear._bounds import conflict_bound
 from ..linear._local_cover import local_cover_bound
@@ -637,9 +637,7 @@ class MaxoutSearch:
             self.say(f"polarity {polarity:+d}: exact search skipped: its {planes:.3g} "
                      f"hyperplanes would take about {planes / PLANE_RATE:.3g} s")
             return False
-        try:
-            check_memory(family_bytes(len(Z), planes), "", "")
-        except MemoryError:
+        if not fits_memory(family_bytes(len(Z), planes)):
             self.say(f"polarity {polarity:+d}: exact search skipped: its candidate family "
                      "would not fit in memory")
             return False
