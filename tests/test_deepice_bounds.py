@@ -30,6 +30,7 @@ from exactclf.maxout._exact import (
     union_errors,
     union_on,
 )
+from exactclf.maxout._joint import joint_cover_bound
 
 KINDS = ["gaussian", "grid", "collinear", "flat"]
 
@@ -119,6 +120,35 @@ def test_pair_obstruction_cover_never_exceeds_the_optimum(seed):
             lb = clique_cover_bound(Z, want_w, other_w, K, time_limit=20, random_state=seed)
             assert float(np.minimum(want_w, other_w).sum()) <= lb.value <= best
             assert not lb.interrupted
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_joint_cover_never_exceeds_the_optimum(seed):
+    """One cover of the obstructions and of the blocks of several partitions (blocks of 2
+    to 4 points, grids and blocks grown around a network's errors), K = 1..3, both
+    polarities, with conflicts and heavier points: at most the brute-force optimum, and
+    at least the obstruction cover's bound and every partition's sum (its rows include
+    theirs)."""
+    rng, Z, wpos, wneg = _instance(300 + seed, n_max=8)
+    for K in (1, 2, 3):
+        for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+            best = _brute_force_union(Z, want_w, other_w, K)
+            local = local_cover_bound(Z, want_w, other_w, hull_only=True, time_limit=10,
+                                      random_state=seed)
+            pairs = clique_cover_bound(Z, want_w, other_w, K, time_limit=10, cuts=local.cuts,
+                                       random_state=seed)
+            planes = [(rng.normal(size=Z.shape[1]), rng.normal()) for _ in range(K)]
+            sums, blocks = [], []
+            for r, size in enumerate((2, 3, 4)):
+                lb = partition_bound(Z, want_w, other_w, K, time_limit=30, planes=planes,
+                                     block_size=size, random_state=r, max_partitions=1)
+                sums.append(lb.value)
+                blocks += lb.blocks
+                assert all(v <= _brute_force_union(Z[b], want_w[b], other_w[b], K)
+                           for b, v in lb.blocks)
+            joint = joint_cover_bound(want_w, other_w, pairs.cuts, blocks, time_limit=10)
+            assert max(pairs.value, *sums) <= joint.value <= best
+            assert not joint.interrupted
 
 
 @pytest.mark.parametrize("seed", range(6))

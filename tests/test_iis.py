@@ -365,6 +365,49 @@ def test_cover_model_first_cover_below_the_cutoff_and_bounds_stay_valid(seed, so
     assert optimal and cost @ x == pytest.approx(best)
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("seed", range(12))
+def test_cover_model_subset_bounds(seed, solver):
+    """Rows ``sum_{i in S} c_i x_i >= v`` with ``v`` the least cost on ``S`` of any cover
+    (brute force) keep the optimum, raise the LP relaxation's bound to the LP's optimum
+    with those rows (coefficients ``min(c_i, v)``) and never past the optimum; a row with a
+    larger ``v`` raises the MIP's bound; the integer and non-integer costs alike."""
+    import itertools
+
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 10))
+    cost = rng.integers(1, 5, size=n).astype(float) * (1.0 if seed % 2 else 0.37)
+    sets = [rng.choice(n, size=int(rng.integers(2, 4)), replace=False) for _ in range(6)]
+    covers = [np.isin(np.arange(n), s) for r in range(n + 1)
+              for s in itertools.combinations(range(n), r)
+              if all(set(t) & set(s) for t in sets)]
+    best = min(float(cost @ x) for x in covers)
+    subsets = [rng.choice(n, size=int(rng.integers(2, n)), replace=False) for _ in range(4)]
+    values = [min(float(cost[S] @ x[S]) for x in covers) for S in subsets]
+    cm = CoverModel(cost, solver=solver)
+    cm.add_cuts(sets)
+    _, plain, _ = cm.solve(integer=False)
+    assert cm.add_subset_bounds(subsets, values) == sum(v > 0 for v in values)
+    A = np.zeros((len(sets) + len(subsets), n))
+    for r, t in enumerate(sets):
+        A[r, t] = 1.0
+    for r, (S, v) in enumerate(zip(subsets, values, strict=True)):
+        A[len(sets) + r, S] = np.minimum(cost[S], v)
+    lp = linprog(cost, A_ub=-A, b_ub=-np.r_[np.ones(len(sets)), values], bounds=(0, 1)).fun
+    _, bound, _ = cm.solve(integer=False)
+    assert plain - 1e-9 * plain <= bound <= best + 1e-9
+    assert bound == pytest.approx(cm.round_bound(lp), rel=1e-9)  # its slack, or rounded up
+    x, bound, optimal = cm.solve(integer=True)
+    assert optimal and bound <= best + 1e-9 and cost @ x == pytest.approx(best)
+    # a floor above the optimum on all the points: the least cover that meets it
+    cm.add_subset_bounds([np.arange(n)], [best + cost.min()])
+    x, bound, optimal = cm.solve(integer=True)
+    assert optimal and bound > best and cost @ x == pytest.approx(
+        min(float(cost @ x) for x in covers if cost @ x >= best + cost.min() - 1e-9))
+
+
 def test_undecided_warm_lp_is_solved_again_cold():
     """HiGHS can stop a warm-started Gordan LP at "Unknown" on a decidable subset; the oracle
     re-solves it cold instead of ending the cover as "numerical" (70 Gaussian points in

@@ -1,6 +1,8 @@
 """The IIS cover's master: a persistent set-cover model ``min c.x, sum_{i in T} x_i >= 1``
-over infeasible subsystems ``T``, on HiGHS or (``solver="gurobi"``, the optional extra) on
-Gurobi; ``solver="auto"`` takes Gurobi where it is installed and licensed, HiGHS otherwise.
+over infeasible subsystems ``T`` (and, where a subset's least cost is known, bounds
+``sum_{i in S} c_i x_i >= v`` on subsets ``S``), on HiGHS or (``solver="gurobi"``, the
+optional extra) on Gurobi; ``solver="auto"`` takes Gurobi where it is installed and
+licensed, HiGHS otherwise.
 
 Both solvers hold the same rows in the same order (the cover rows, plus at most one floor and
 one ceiling row on the cost) and answer the same three questions: the MIP's dual bound, the
@@ -257,6 +259,12 @@ class CoverModel:
         self._engine = self._new_engine(solver)
         self._seen: set[tuple[int, ...]] = set()
         self.cuts: list[np.ndarray] = []
+        # the subset bounds: their points, coefficients and value (solver's
+        # unit)
+        self.subset_bounds: list[tuple[np.ndarray, np.ndarray, float]] = []
+        # every row but the floor and ceiling of the cost, in the order added: a cover row
+        # (an index into ``cuts``) or a subset bound (``~`` an index into ``subset_bounds``)
+        self._rows: list[int] = []
         self._integer = False
         self._floor_row: int | None = None
         self._floor = 0.0  # in the solver's unit
@@ -291,12 +299,21 @@ class CoverModel:
         else:
             self._engine.change_row_bounds(self._floor_row, self._floor, np.inf)
 
-    def _add_cover_rows(self, sets: list[np.ndarray]) -> None:
-        lens = np.array([len(t) for t in sets])
+    def _row(self, row: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """A row's points, coefficients and right-hand side (solver's unit)."""
+        if row >= 0:
+            t = self.cuts[row]
+            return t, np.ones(len(t)), 1.0
+        return self.subset_bounds[~row]
+
+    def _add_rows(self, rows: list[int]) -> None:
+        parts = [self._row(r) for r in rows]
+        lens = np.array([len(t) for t, _, _ in parts])
         starts = np.r_[0, np.cumsum(lens)[:-1]]
-        idx = np.concatenate(sets)
-        self._engine.add_rows(np.ones(len(sets)), np.full(len(sets), np.inf), starts, idx,
-                              np.ones(len(idx)))
+        self._engine.add_rows([v for _, _, v in parts], np.full(len(parts), np.inf), starts,
+                              np.concatenate([t for t, _, _ in parts]),
+                              np.concatenate([a for _, a, _ in parts]))
+        self._rows.extend(rows)
 
     def add_cuts(self, cuts) -> int:
         """Add the cover rows of new IISs (duplicates are skipped); returns how many."""
@@ -307,9 +324,29 @@ class CoverModel:
                 self._seen.add(key)
                 new.append(np.array(key, dtype=np.int32))
         if new:
-            self._add_cover_rows(new)
             self.cuts.extend(new)
+            self._add_rows(list(range(len(self.cuts) - len(new), len(self.cuts))))
         return len(new)
+
+    def add_subset_bounds(self, subsets, values) -> int:
+        """Add the rows ``sum_{i in S} c_i x_i >= v`` for each subset ``S`` (indices) and
+        ``v`` (caller's units) a proven lower bound on the cost of any cover restricted to
+        ``S``; subsets whose floor is not positive are skipped. Returns how many rows were
+        added.
+
+        Each coefficient is ``min(c_i, v)``: with ``x`` binary a point at least as costly
+        as the floor meets it alone, so the row allows the same covers and its LP
+        relaxation is tighter.
+        """
+        first = len(self.subset_bounds)
+        for t, v in zip(subsets, values, strict=True):
+            t = np.asarray(t, dtype=np.int32)
+            v = float(v) / self.scale
+            if v > 0 and len(t):
+                self.subset_bounds.append((t, np.minimum(self._cost[t], v), v))
+        if len(self.subset_bounds) > first:
+            self._add_rows([~k for k in range(first, len(self.subset_bounds))])
+        return len(self.subset_bounds) - first
 
     def round_bound(self, bound: float) -> float:
         """A solver's bound (caller's units) made safe (tolerance) and tight (integer
@@ -358,18 +395,21 @@ class CoverModel:
         return x, bound, optimal
 
     def _n_rows(self) -> int:
-        return len(self.cuts) + (self._floor_row is not None) + (self._ceiling_row is not None)
+        return (len(self._rows) + (self._floor_row is not None)
+                + (self._ceiling_row is not None))
 
     def _fall_back(self, exc: GurobiLicenceError) -> None:
-        """Move the model to HiGHS: the cover rows, then the floor and ceiling rows."""
+        """Move the model to HiGHS: the cover and subset rows, then the floor and ceiling
+        rows."""
         if self._asked == "gurobi":
             warn(f"Gurobi refused the IIS cover's master ({exc}); this is what its free "
                  f"size-limited licence does past 2000 rows. Going on with HiGHS; pass "
                  f"mip_solver='auto' or 'highs' to avoid this warning, or install a full "
                  f"Gurobi licence.", SolverFallbackWarning)
         self._engine = self._new_engine("highs")
-        if self.cuts:
-            self._add_cover_rows(self.cuts)
+        rows, self._rows = self._rows, []
+        if rows:
+            self._add_rows(rows)
         if self._floor_row is not None:
             self._floor_row = self._add_cost_row(self._floor, np.inf)
         if self._ceiling_row is not None:
@@ -401,8 +441,16 @@ class CoverModel:
         # valid with it
         cut_rows = np.delete(np.arange(len(y)), [r for r in (self._floor_row, self._ceiling_row)
                                                  if r is not None])
-        y_cut = y[cut_rows]  # the cut rows, in the order of self.cuts
+        y_rows = y[cut_rows]  # the other rows, in the order of self._rows
+        kind = np.asarray(self._rows, dtype=np.int64)
         if len(self.cuts):
+            y_cut = np.zeros(len(self.cuts))
+            y_cut[kind[kind >= 0]] = y_rows[kind >= 0]
+            value += y_cut.sum()
             np.add.at(lhs, np.concatenate(self.cuts),
                       np.repeat(y_cut, [len(t) for t in self.cuts]))
-        return float(value + y_cut.sum() + np.minimum(self._cost - lhs, 0.0).sum())
+        for yr, r in zip(y_rows[kind < 0], kind[kind < 0], strict=True):
+            t, a, rhs = self._row(int(r))
+            value += yr * rhs
+            lhs[t] += yr * a
+        return float(value + np.minimum(self._cost - lhs, 0.0).sum())

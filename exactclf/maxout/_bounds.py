@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -62,11 +62,14 @@ class PartitionBound(LowerBound):
     (``method``: ``"conflicting duplicates"``, ``"partition"`` or ``"exact"``) with where a
     later call of :func:`partition_bound` goes on: the block size ``size``, the predicted
     seconds of one of its block searches, and the measured seconds of a block search at
-    each size where every block searched completed (``timings``)."""
+    each size where every block searched completed (``timings``), and the blocks of the
+    last call whose proven bound exceeds their conflicting duplicates, with that bound
+    (``blocks``: ``(indices, bound)``, rows of :func:`~._joint.joint_cover_bound`)."""
 
     size: int = 0
     block_seconds: float = math.inf
     timings: dict[int, float] = field(default_factory=dict)
+    blocks: list = field(default_factory=list)
 
 
 def _log_tuples(m: int, dim: int, K: int) -> float:
@@ -135,6 +138,7 @@ class _Sums:
     and solved (by a search, or without one where the network errs only on conflicts)."""
 
     bounds: list
+    floor: list
     searched: int = 0
     solved: int = 0
     searched_solved: int = 0
@@ -159,7 +163,7 @@ def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadl
     # there): a partition that cannot beat the best sum is dropped early
     ceiling = ([float(other_w[b][inside[b]].sum() + want_w[b][~inside[b]].sum())
                 for b in blocks] if inside is not None else None)
-    sums = _Sums(list(floor))
+    sums = _Sums(list(floor), floor)
     done = [False] * len(blocks)
 
     def jobs():
@@ -257,7 +261,7 @@ def partition_bound(
     conflicts = conflict_bound(want_w, other_w)
     best = PartitionBound(conflicts.value, conflicts.method)
     if start is not None and start.value > best.value:
-        best = start
+        best = replace(start, blocks=[])
     n = len(Z)
     dim = affine_frame(Z).dim if n > 1 else 0
     if n <= 1 or dim == 0:  # one distinct point (or none): conflicts are the optimum
@@ -272,6 +276,7 @@ def partition_bound(
               np.where(inside, other_w, want_w) > np.minimum(want_w, other_w))
     workers = effective_workers(n_jobs)
     n_partitions = 0
+    solved = []  # the blocks proven above their conflicts, with their bounds
     try:
         while True:
             tp = time.perf_counter()
@@ -284,6 +289,8 @@ def partition_bound(
                 deadline=t0 + time_limit, block_seconds=block_seconds, dim=dim,
                 n_jobs=n_jobs)
             total = -np.inf if sums.hopeless else float(sum(sums.bounds))
+            solved.extend((b, v) for b, v, f in zip(blocks, sums.bounds, sums.floor, strict=True)
+                          if v > f)
             best.interrupted = best.interrupted or sums.interrupted
             whole = len(blocks) == 1 == sums.solved  # the exact optimum itself
             if total > best.value or (whole and total >= best.value):
@@ -314,6 +321,7 @@ def partition_bound(
                 m, block_seconds = max(dim + 2, int(m / _GROWTH)), math.inf
             # where a later call goes on
             best.size, best.block_seconds, best.timings = m, block_seconds, timings
+            best.blocks = solved
             if (best.interrupted or best.value >= target or best.method == "exact"
                     or n_partitions == max_partitions
                     or (len(blocks) == 1 and m >= n)  # the same partition every time
@@ -323,4 +331,5 @@ def partition_bound(
         warn("Deep-ICE partition bound interrupted: returning the bound proven so "
              "far", RuntimeWarning)
         best.interrupted = True
+        best.blocks = solved
         return best

@@ -53,6 +53,9 @@ _NO_WITNESS = {
                               "class in the convex hull of points of the other class, or "
                               "K + 1 of them whose every pair's segment meets such a hull), "
                               "each hull verified exactly; they are not kept here",
+    "joint cover": "a joint cover bound rests on obstructions, each hull verified exactly, "
+                   "and on blocks of points, each block's optimum proven by an enumeration "
+                   "of its networks: neither is kept here",
 }
 
 
@@ -156,8 +159,10 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         points), ``"obstruction cover"`` (sets of points no network classifies all
         correctly: one of a class in the convex hull of points of the other),
         ``"pair obstruction cover"`` (those, and K + 1 points of a class whose every pair
-        is blocked by a convex hull of points of the other) or ``"conflicting
-        duplicates"`` (identical points with both labels).
+        is blocked by a convex hull of points of the other), ``"joint cover"`` (one cover
+        of those obstructions together with blocks of partitions, each holding at least
+        its exact optimum's errors) or ``"conflicting duplicates"`` (identical points with
+        both labels).
     gap_ : float
         ``(training_errors_ - lower_bound_) / training_errors_`` (0 when proven optimal or
         without errors), invariant to the units of the weights.

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -54,6 +54,7 @@ from ._exact import (
     realize_union,
     union_on,
 )
+from ._joint import JointRows, joint_cover_bound
 from ._surrogate import anneal_union, smooth_union
 
 __all__ = ["MaxoutSearch", "PolarityResult", "SearchSettings"]
@@ -103,6 +104,11 @@ _OBSTRUCTION_SECONDS = 30.0
 #: and for K >= 2 the same for the cover of obstructions of K + 1 pairwise blocked points
 _PAIR_SHARE = 0.15
 _PAIR_SECONDS = 60.0
+#: share of the budget kept for the joint cover of the obstructions and blocks proven (its
+#: MIP), after the bounds and before the networks get what is left, when a cover (one of
+#: ``_COVERS``) holds the fit's bound after partitions were tried
+_JOINT_SHARE = 0.1
+_COVERS = frozenset({"obstruction cover", "pair obstruction cover", "joint cover"})
 
 
 @dataclass
@@ -119,6 +125,8 @@ class PolarityResult:
     bound_method: str = "conflicting duplicates"
     n_tuples: int = 0
     partition: PartitionBound | None = None  # where the partition bounds go on
+    # what the covers and partitions proved, as rows of one joint cover
+    rows: JointRows = field(default_factory=JointRows)
 
     @property
     def size(self) -> int:
@@ -421,7 +429,7 @@ class MaxoutSearch:
 
     def _prove(self, order) -> bool:
         """Partition bounds and exact searches for the polarities in ``order``, then the
-        bounds again in the time left; True if Ctrl-C stopped them."""
+        bounds again in the time left, the joint cover last; True if Ctrl-C stopped them."""
         dim = self.Z.shape[1]
         planes = n_combinations(len(self.Z), dim) if dim else 1
         # an exact search whose family is cheap is tried before the bounds (it often
@@ -448,11 +456,19 @@ class MaxoutSearch:
             # enough to solve are separable): the rest of the budget goes to the networks
             self.say("bounds raised nothing: the time left goes to the networks")
             return False
-        if self._bounds(order, self.deadline, self.settings.seed + 1):
+        # where a cover holds the fit's bound and partitions were tried and fell short of
+        # it, the joint cover gets the end of the budget: its MIP adds the blocks' errors to
+        # the obstructions'; where partitions hold it (or have not run yet), their larger
+        # blocks raise it more
+        low = min((self.results[p] for p in order), key=lambda r: r.lower)
+        covered = (low.lower < self.incumbent() and low.bound_method in _COVERS
+                   and low.partition is not None)
+        reserve = _JOINT_SHARE * self.budget if covered else 0.0
+        if self._bounds(order, self.deadline - reserve, self.settings.seed + 1):
             return True
         # the partition bounds stalled before the deadline: the obstructions take the rest
-        share = self.left() / len(order) / 2
-        return self._obstructions(order, share, share, seed=1)
+        share = (self.left() - reserve) / len(order) / 2
+        return self._obstructions(order, share, share, seed=1) or self._joint(order)
 
     def _search_more(self, order) -> bool:
         """The time that stalled bounds leave goes to the networks: the linear problem
@@ -569,6 +585,7 @@ class MaxoutSearch:
         """The polarity's bound becomes the cover bound ``got`` (proven ``how``) if higher;
         True if Ctrl-C stopped its search."""
         res = self.results[polarity]
+        res.rows.add(cuts=got.cuts)
         if got.value > res.lower:
             res.lower, res.bound_method = got.value, how
             self.say(f"polarity {polarity:+d}: bound {got.value:g} ({how}, "
@@ -622,9 +639,27 @@ class MaxoutSearch:
                                             value=res.lower, method=res.bound_method,
                                             interrupted=False))
         res.lower, res.bound_method, res.partition = got.value, got.method, got
+        res.rows.add(blocks=got.blocks)
         if got.interrupted:
             res.stop_reason = StopReason.INTERRUPTED
         return got.interrupted
+
+    def _joint(self, order) -> bool:
+        """The joint cover of the obstructions and solved blocks
+        (:func:`~._joint.joint_cover_bound`) of each open polarity whose bound is the
+        fit's, lowest first, each in at most :data:`_JOINT_SHARE` of the budget; True if
+        Ctrl-C stopped it."""
+        for p in sorted(order, key=lambda q: self.results[q].lower):
+            res = self.results[p]
+            if (not res.rows.n_rows or res.lower >= self.incumbent() or self.left() <= 0
+                    or not self._bounds_fit(p)):
+                continue
+            want_w, other_w = self.weights[p]
+            got = joint_cover_bound(want_w, other_w, res.rows.cuts.values(), res.rows.blocks,
+                                    time_limit=min(_JOINT_SHARE * self.budget, self.left()))
+            if self._take_cover(p, got, "joint cover"):
+                return True
+        return False
 
     def _exact_phase(self, polarity, incumbent) -> bool:
         """The exact search of one polarity below ``incumbent`` when its family and its
