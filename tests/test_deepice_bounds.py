@@ -151,6 +151,15 @@ def test_joint_cover_never_exceeds_the_optimum(seed):
             assert not joint.interrupted
 
 
+def test_joint_cover_ignores_obstructions_met_at_a_tie():
+    """A point with equal weights in both classes costs the same on either side: an
+    obstruction holding it is met there for free and adds nothing; without it, it adds."""
+    want, other = np.array([1.0, 1.0, 0.5]), np.array([0.0, 0.0, 0.5])
+    blocks = [(np.array([1]), 0.0)]
+    assert joint_cover_bound(want, other, [np.array([0, 2])], blocks, time_limit=5).value == 0.5
+    assert joint_cover_bound(want, other, [np.array([0, 1])], blocks, time_limit=5).value == 1.5
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_pair_obstructions_of_blocked_triangles(seed):
     """Triangles of the union's class whose sides are blocked by points of the other class

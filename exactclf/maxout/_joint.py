@@ -106,7 +106,8 @@ def joint_cover_bound(
     position = np.full(len(want_w), -1)
     position[active] = np.arange(len(active))
     master = CoverModel(np.abs(want_w - other_w)[active])
-    master.add_cuts(position[c] for c in cuts)
+    # an obstruction holding a tie is met at no cost there: no row
+    master.add_cuts(position[c] for c in cuts if np.all(position[c] >= 0))
     subsets, values = [], []
     for b, v in blocks:
         b = np.asarray(b)
