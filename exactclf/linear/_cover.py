@@ -259,8 +259,7 @@ class CoverModel:
         self._engine = self._new_engine(solver)
         self._seen: set[tuple[int, ...]] = set()
         self.cuts: list[np.ndarray] = []
-        # the subset bounds: their points, coefficients and value (solver's
-        # unit)
+        # the subset bounds: their points, coefficients and value (solver's unit)
         self.subset_bounds: list[tuple[np.ndarray, np.ndarray, float]] = []
         # every row but the floor and ceiling of the cost, in the order added: a cover row
         # (an index into ``cuts``) or a subset bound (``~`` an index into ``subset_bounds``)
@@ -331,11 +330,11 @@ class CoverModel:
     def add_subset_bounds(self, subsets, values) -> int:
         """Add the rows ``sum_{i in S} c_i x_i >= v`` for each subset ``S`` (indices) and
         ``v`` (caller's units) a proven lower bound on the cost of any cover restricted to
-        ``S``; subsets whose floor is not positive are skipped. Returns how many rows were
+        ``S``; subsets whose bound is not positive are skipped. Returns how many rows were
         added.
 
         Each coefficient is ``min(c_i, v)``: with ``x`` binary a point at least as costly
-        as the floor meets it alone, so the row allows the same covers and its LP
+        as the bound meets it alone, so the row allows the same covers and its LP
         relaxation is tighter.
         """
         first = len(self.subset_bounds)
