@@ -12,10 +12,15 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from exactclf import DeepICEMaxoutClassifier, verify
-from exactclf._certificate import Certificate, StopReason, data_fingerprint
+from exactclf._base import validate_binary
+from exactclf._certificate import Certificate, StopReason, Witness, data_fingerprint
 from exactclf._geometry import THIN_POINTS
 from exactclf.datasets import load_deepice_caesarian, load_deepice_voicepath, load_voicepath
+from exactclf.linear._local_cover import local_cover_bound
 from exactclf.maxout import _deepice
+from exactclf.maxout._cliques import clique_cover_bound
+from exactclf.maxout._portfolio import CoverProof, PolarityResult
+from exactclf.maxout._witness import cover_witness
 
 
 def _fit(est, X, y, w=None):
@@ -45,6 +50,12 @@ def _assert_certified(clf, X, y, w=None):
     assert cert.gap == (0.0 if cert.is_optimal else (cert.value - cert.bound) / cert.value)
     if cert.bound_method == "conflicting duplicates":
         assert cert.witness.kind == "conflicts"
+    elif cert.witness.kind == "maxout_cover":  # obstructions, re-checked; blocks are not
+        assert cert.bound_method != "exact"
+        assert any(e["obstructions"] for e in cert.witness.data["polarities"])
+        assert "witness proves the bound" in {c.name for c in report.checks}
+        blocks = any(e["blocks"] for e in cert.witness.data["polarities"])
+        assert bool(report.not_checked) == blocks
     else:  # an enumeration proof: no witness, and the report says what is not checked
         assert cert.witness.kind == "none" and "no" in cert.witness.note
         assert bool(report.not_checked) == (cert.bound > 0)
@@ -177,3 +188,109 @@ def test_views_are_absent_before_fit():
     for name in ("certificate_", "training_errors_", "lower_bound_", "lower_bound_method_",
                  "is_optimal_", "gap_", "stop_reason_", "fit_time_"):
         assert not hasattr(clf, name), name
+
+
+# -- the obstruction cover's witness ----------------------------------------------------------
+
+#: a triangle of class 1 with the midpoints of its sides in class 0 (integers: the midpoints
+#: are exact): each side's corners are blocked by its midpoint, and each midpoint lies in the
+#: hull of two corners
+TRIANGLE = np.array([[0.0, 0], [4, 0], [0, 4], [2, 0], [2, 2], [0, 2]])
+TRIANGLE_Y = np.array([1, 1, 1, 0, 0, 0])
+#: (corner, corner, their midpoint): corner_a + corner_b - 2 * midpoint == 0
+SIDES = [(0, 1, 3), (1, 2, 4), (0, 2, 5)]
+
+
+def _triangle_witness(K, pairs=SIDES, blocks=()):
+    """Polarity +1: the three corners pairwise blocked (one obstruction of three relations);
+    polarity -1: each midpoint in the hull of two corners (one relation each)."""
+    relation = [[[a, 1, 1], [b, 1, 1], [m, -1, 2]] for a, b, m in pairs]
+    return {"n_hyperplanes": K, "polarities": [
+        {"polarity": 1, "obstructions": [relation], "blocks": list(blocks)},
+        {"polarity": -1, "obstructions": [[r] for r in relation], "blocks": []}]}
+
+
+def _with_witness(clf, data, bound):
+    cert = clf.certificate_
+    return dataclasses.replace(cert, bound=bound, is_optimal=cert.value <= bound,
+                               bound_method="pair obstruction cover",
+                               witness=Witness("maxout_cover", "forged for the test", data))
+
+
+@pytest.mark.parametrize("K", [1, 2, 3])
+def test_obstruction_witness_is_checked_for_its_number_of_half_spaces(K):
+    """Two half-spaces cannot hold three pairwise blocked corners apart, three can: the same
+    obstruction proves one error for K <= 2 and is refused for K = 3 (the midpoints' hulls
+    prove it for every K on the other polarity, but the smaller polarity's bound counts)."""
+    clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=K, device="cpu"), TRIANGLE, TRIANGLE_Y)
+    assert clf.training_errors_ == {1: 2, 2: 1, 3: 0}[K]  # the exact searches' optima
+    if K == 3:
+        report = verify(clf, TRIANGLE, TRIANGLE_Y,
+                        certificate=_with_witness(clf, _triangle_witness(3), 0.0))
+        assert "polarity +1: obstructions certified by exact multipliers" in _failed(report)
+        return
+    report = verify(clf, TRIANGLE, TRIANGLE_Y,
+                    certificate=_with_witness(clf, _triangle_witness(K), 1.0))
+    assert report.ok, str(report)
+    assert "witness proves the bound" in {c.name for c in report.checks}
+    assert not report.not_checked
+    as_dict = _with_witness(clf, _triangle_witness(K), 1.0).to_dict()
+    assert verify(clf, TRIANGLE, TRIANGLE_Y, certificate=json.loads(json.dumps(as_dict))).ok
+
+
+def test_obstruction_witness_rejects_what_it_does_not_prove():
+    clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu"), TRIANGLE, TRIANGLE_Y)
+
+    def failed(data, bound=1.0):
+        return _failed(verify(clf, TRIANGLE, TRIANGLE_Y,
+                              certificate=_with_witness(clf, data, bound)))
+
+    # two blocked pairs of three corners: two half-spaces hold them apart
+    assert "polarity +1: obstructions certified by exact multipliers" in failed(
+        _triangle_witness(2, pairs=SIDES[:2]))
+    wrong = _triangle_witness(2)
+    wrong["polarities"][0]["obstructions"][0][0][2][2] = 3  # not a midpoint any more
+    assert "polarity +1: obstructions certified by exact multipliers" in failed(wrong)
+    relabeled = _triangle_witness(2)
+    relabeled["polarities"][1]["obstructions"][0][0][2][1] = 1  # a sample of class 0
+    assert "polarity -1: obstructions certified by exact multipliers" in failed(relabeled)
+    one_side = _triangle_witness(2)
+    del one_side["polarities"][1]
+    assert "maxout cover witness" in failed(one_side)
+    assert "maxout cover witness" in failed(_triangle_witness(1))  # not the model's K
+    # a block claims what it claims: used as stated, and reported as not checked
+    report = verify(clf, TRIANGLE, TRIANGLE_Y, certificate=_with_witness(
+        clf, _triangle_witness(2, blocks=[[[0, 1, 3], 1.0]]), 1.0))
+    assert report.ok and len(report.not_checked) == 1
+    assert failed(_triangle_witness(2), bound=1.0) == set()
+
+
+def test_cover_witness_of_the_searches_verifies():
+    """The obstructions that the covers of a fit find (single IISs and pairwise blocked
+    cliques, the same objects in another order of discovery), written by the estimator's
+    witness and re-checked on the samples in their own units."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 12, size=(70, 2)).astype(float) * 0.25 + 100.0
+    y = ((X[:, 0] - 101.5) + 0.75 * rng.normal(size=70) > 0).astype(int)
+    clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu", method="coreset",
+                                       random_state=0), X, y)
+    data = validate_binary(DeepICEMaxoutClassifier(), X, y, None)
+    results = {}
+    for polarity, want, other in ((1, data.wpos, data.wneg), (-1, data.wneg, data.wpos)):
+        single = local_cover_bound(data.Z, want, other, hull_only=True, time_limit=30)
+        pairs = clique_cover_bound(data.Z, want, other, 2, time_limit=30, cuts=single.cuts)
+        assert pairs.value >= single.value > 0
+        res = PolarityResult(0.0, [], pairs.value, 0, None, "pair obstruction cover")
+        res.rows.add(cuts=pairs.cuts, relations=pairs.relations)
+        res.proof = CoverProof(pairs.value, "pair obstruction cover", list(pairs.cuts))
+        results[polarity] = res
+    evidence = cover_witness(data, clf.classes_, results, 2)
+    assert evidence is not None
+    assert any(len(o) == 3 for e in evidence["polarities"] for o in e["obstructions"])
+    bound = min(r.lower for r in results.values())
+    report = verify(clf, X, y, certificate=_with_witness(clf, evidence, bound))
+    assert report.ok and bound <= clf.training_errors_, str(report)
+    assert "witness proves the bound" in _failed(verify(
+        clf, X, y, certificate=_with_witness(clf, evidence, bound + 1)))
+    results[1].lower += 1  # another bound than the proof's: no witness
+    assert cover_witness(data, clf.classes_, results, 2) is None

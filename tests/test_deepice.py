@@ -450,6 +450,24 @@ def test_unrealizable_margin_is_reported_not_certified(monkeypatch):
     assert clf.training_errors_ == _errors(clf, X, y) > clf.lower_bound_
 
 
+def test_a_network_lost_to_the_units_is_named_with_a_remedy():
+    """Features that carry an offset of 2**30 on a spread of 2**-17 (a 2**47 dynamic range):
+    the frame's exact search finds an 11-error network that float64 cannot hold in these
+    units, so the model makes more. The fit says so, whatever stopped its search, with the
+    count it found and the remedy, which does realize it."""
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 9, size=(40, 2)).astype(float)
+    y = rng.integers(0, 2, size=40)
+    far = X * 2.0**-20 + 2.0**30
+    with pytest.warns(ConvergenceWarning, match="found a network with 11 errors.*Scaler"):
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu", n_jobs=1).fit(far, y)
+    assert clf.stop_reason_ == UNREALIZABLE_MARGIN and not clf.is_optimal_
+    assert clf.training_errors_ == _errors(clf, far, y) > clf.lower_bound_ == 11
+    near = (far - far.mean(axis=0)) / far.std(axis=0)
+    fixed = DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu", n_jobs=1).fit(near, y)
+    assert fixed.is_optimal_ and fixed.training_errors_ == 11 == _errors(fixed, near, y)
+
+
 def test_thin_margin_block_of_a_noisy_disk():
     """A 20-point block of a noisy disk (as the coreset heuristic solves them) whose optimal
     K=3 union needs a half-space of margin too thin for the former max-margin step: it

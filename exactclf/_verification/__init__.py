@@ -22,6 +22,7 @@ from .._certificate import Certificate, data_fingerprint
 from ._conflicts import check_conflicts
 from ._iis import check_iis_cover
 from ._lasso import check_lasso_dual
+from ._maxout import check_maxout_cover
 from ._mrc import check_mrc_dual
 
 __all__ = ["Check", "VerificationReport", "verify", "WITNESS_CHECKERS"]
@@ -79,6 +80,7 @@ WITNESS_CHECKERS: dict[str, Callable] = {
     "conflicts": check_conflicts,
     "iis_cover": check_iis_cover,
     "lasso_dual": check_lasso_dual,
+    "maxout_cover": check_maxout_cover,
     "mrc_dual": check_mrc_dual,
 }
 

@@ -38,7 +38,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ._conflicts import conflict_sum
 
-__all__ = ["check_iis_cover", "cover_minimum"]
+__all__ = ["Samples", "check_iis_cover", "cover_minimum"]
 
 #: seconds the cover ILP may take; past them its dual bound, still proven, is used
 _TIME_LIMIT = 120.0
@@ -52,9 +52,11 @@ _COST_UNIT_BITS, _COST_RANGE = 10, 1e-6
 
 
 def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
-                  target: float | None = None) -> tuple[float, str]:
+                  target: float | None = None,
+                  blocks: list[tuple[list[int], float]] = ()) -> tuple[float, str]:
     """A proven lower bound on ``min c.x`` over ``x in {0, 1}^n`` with ``sum_{i in T} x_i >= 1``
-    for every set ``T`` of ``sets``, and what HiGHS reported.
+    for every set ``T`` of ``sets`` (and ``sum_{i in B} c_i x_i >= v`` for every ``(B, v)`` of
+    ``blocks``), and what HiGHS reported.
 
     ``cost`` must be positive. HiGHS's bounds are read with a slack for its tolerances and
     ``rtol / 2`` of themselves (then rounded up when the costs are integers). With a
@@ -74,7 +76,7 @@ def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
     >>> cover_minimum([[0, 1], [1, 2], [2]], np.array([1.0, 2.0, 3.0]), target=5.0)[0]
     4.0
     """
-    if not sets:
+    if not sets and not blocks:
         return 0.0, "no sets"
     n = len(cost)
     # integers below 2**53 are exact, and so are their quotients by a common divisor
@@ -90,11 +92,18 @@ def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
     def safe(v: float) -> float:
         return v - max(0.5 * rtol * abs(v), atol)
 
-    rows = np.repeat(np.arange(len(sets)), [len(t) for t in sets])
-    A = sp.csr_matrix((np.ones(len(rows)), (rows, np.concatenate(sets))),
-                      shape=(len(sets), n))
-    A.data[:] = 1.0  # a member listed twice in a set is one variable
-    constraints = [LinearConstraint(A, 1, np.inf)]
+    constraints = []
+    if sets:
+        rows = np.repeat(np.arange(len(sets)), [len(t) for t in sets])
+        A = sp.csr_matrix((np.ones(len(rows)), (rows, np.concatenate(sets))),
+                          shape=(len(sets), n))
+        A.data[:] = 1.0  # a member listed twice in a set is one variable
+        constraints.append(LinearConstraint(A, 1, np.inf))
+    for b, v in blocks:  # in the unit of the costs, and weakened by the same slack
+        row = np.zeros(n)
+        b = np.unique(np.asarray(b, dtype=np.int64))
+        row[b] = c[b]
+        constraints.append(LinearConstraint(row[None, :], v / unit - atol, np.inf))
     low = np.inf
     if target is not None:  # only the covers below the target, made safe, matter
         low = safe(target / unit)
@@ -113,30 +122,75 @@ def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
     return max(float(bound), 0.0) * unit, f"HiGHS: {res.message}"
 
 
-def _iis_error(members, n: int, positive: np.ndarray, rows: dict) -> str | None:
-    """Why ``members`` is not an exactly certified IIS of the samples (None if it is)."""
-    if not isinstance(members, list) or not members:
-        return "not a non-empty list of members"
-    total = None
-    for m in members:
-        if not (isinstance(m, list) and len(m) == 3
-                and all(isinstance(v, int) and not isinstance(v, bool) for v in m)):
-            return f"member {m!r} is not [row, side, multiplier] in integers"
-        row, side, u = m
-        if not 0 <= row < n:
-            return f"row {row} is not a sample (there are {n})"
-        if side not in (1, -1) or (side == 1) != positive[row]:
-            return f"sample {row} has not the label of side {side}"
-        if u < 0:
-            return f"multiplier {u} of sample {row} is negative"
-        x = rows[row]
-        term = [u * side * v for v in x] + [u * side]
-        total = term if total is None else [a + b for a, b in zip(total, term, strict=True)]
-    if all(m[2] == 0 for m in members):
-        return "all multipliers are 0"
-    if any(v != 0 for v in total):
-        return "sum of u * side * (x, 1) is not exactly 0"
-    return None
+class Samples:
+    """The training samples as the witness checks read them: the distinct point of each
+    sample, the weight of each label at each point, and exact rows of the samples named."""
+
+    def __init__(self, X, positive: np.ndarray, w: np.ndarray):
+        self.X0 = np.asarray(X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
+        self.positive = positive
+        self.n = len(self.X0)
+        _, point = np.unique(self.X0, axis=0, return_inverse=True)
+        self.point = point.ravel()
+        self.weight = np.zeros((self.point.max() + 1, 2))  # columns: negative, positive
+        np.add.at(self.weight, (self.point, positive.astype(int)), w)
+        self.base = conflict_sum(self.X0, positive, w)
+        self._rows: dict[int, list[Fraction]] = {}
+
+    def relation(self, members) -> list[tuple[int, int]] | str:
+        """The members ``(point, side)`` with a positive multiplier of an exactly certified
+        IIS ``members`` (``[row, side, u]`` each, see the module docstring), or why it is
+        not one."""
+        if not isinstance(members, list) or not members:
+            return "not a non-empty list of members"
+        total = None
+        for m in members:
+            if not (isinstance(m, list) and len(m) == 3
+                    and all(isinstance(v, int) and not isinstance(v, bool) for v in m)):
+                return f"member {m!r} is not [row, side, multiplier] in integers"
+            row, side, u = m
+            if not 0 <= row < self.n:
+                return f"row {row} is not a sample (there are {self.n})"
+            if side not in (1, -1) or (side == 1) != self.positive[row]:
+                return f"sample {row} has not the label of side {side}"
+            if u < 0:
+                return f"multiplier {u} of sample {row} is negative"
+            x = self._rows.setdefault(row, [Fraction(v) for v in self.X0[row].tolist()])
+            term = [u * side * v for v in x] + [u * side]
+            total = term if total is None else [a + b for a, b in zip(total, term,
+                                                                      strict=True)]
+        if all(m[2] == 0 for m in members):
+            return "all multipliers are 0"
+        if any(v != 0 for v in total):
+            return "sum of u * side * (x, 1) is not exactly 0"
+        return [(int(self.point[row]), side) for row, side, u in members if u]
+
+    def cost(self, p: int, side: int) -> float:
+        """What an error on the member ``(p, side)`` costs beyond the conflicting duplicates:
+        the weight of its label at its point beyond the other label's."""
+        return max(0.0, float(self.weight[p, int(side == 1)] - self.weight[p, int(side != 1)]))
+
+    def cover(self, sets, claim: float, rtol: float, blocks=()) -> tuple[float, str, int]:
+        """A proven lower bound on the weight of errors (beyond the conflicting duplicates)
+        of any model that errs on a member of every set of ``sets`` (lists of members
+        ``(point, side)``) and, on the points of each block ``(points, v)`` of ``blocks``, at
+        least ``v`` beyond their conflicting duplicates; asked whether it reaches ``claim``.
+        Also what HiGHS said and how many sets cost."""
+        keys = sorted({key for t in sets for key in t})
+        # a set with a member that costs nothing is met for free: no constraint; a block's
+        # points count with the side of their heavier label (the lighter costs nothing)
+        heavy = {int(p): 1 if self.weight[p, 1] > self.weight[p, 0] else -1
+                 for b, _ in blocks for p in b}
+        keys = sorted(set(keys) | set(heavy.items()))
+        var = {key: i for i, key in enumerate(k for k in keys if self.cost(*k) > 0)}
+        rows = [[var[key] for key in t] for t in sets if all(key in var for key in t)]
+        rows_b = [([var[(int(p), heavy[int(p)])] for p in b if (int(p), heavy[int(p)]) in var],
+                   v) for b, v in blocks]
+        c = np.array([self.cost(*key) for key in var])
+        if claim <= 0 or not var:
+            return 0.0, "nothing to prove", len(rows)
+        bound, status = cover_minimum(rows, c, rtol, target=claim, blocks=rows_b)
+        return bound, status, len(rows)
 
 
 def check_iis_cover(model, cert, X, y, w, report) -> float | None:
@@ -147,43 +201,19 @@ def check_iis_cover(model, cert, X, y, w, report) -> float | None:
     if not isinstance(iis, list):
         report.add("IIS cover witness", False, "no list of IISs in the witness data")
         return None
-    X0 = np.asarray(X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
-    positive = np.asarray(y).ravel() == model.classes_[1]
-    n = len(X0)
-    _, point = np.unique(X0, axis=0, return_inverse=True)
-    point = point.ravel()
-    weight = np.zeros((point.max() + 1, 2))  # columns: negative, positive label
-    np.add.at(weight, (point, positive.astype(int)), w)
-
-    rows: dict[int, list[Fraction]] = {}
-    valid: list[list[tuple[int, int]]] = []
-    errors = []
+    samples = Samples(X, np.asarray(y).ravel() == model.classes_[1], w)
+    valid, errors = [], []
     for k, members in enumerate(iis):
-        for m in members if isinstance(members, list) else []:
-            if isinstance(m, list) and m and isinstance(m[0], int) and 0 <= m[0] < n:
-                rows.setdefault(m[0], [Fraction(v) for v in X0[m[0]].tolist()])
-        why = _iis_error(members, n, positive, rows)
-        if why is None:
-            valid.append([(int(point[row]), side) for row, side, u in members if u])
+        got = samples.relation(members)
+        if isinstance(got, str):
+            errors.append(f"IIS {k}: {got}")
         else:
-            errors.append(f"IIS {k}: {why}")
+            valid.append(got)
     report.add("IISs certified by exact Farkas multipliers", not errors,
                f"{len(valid)} of {len(iis)}" + (f"; {errors[0]}" if errors else ""))
-
-    # a member's cost: the weight of its label at its point beyond the other label's
-    keys = sorted({key for t in valid for key in t})
-    cost = {(p, s): max(0.0, float(weight[p, int(s == 1)] - weight[p, int(s != 1)]))
-            for p, s in keys}
-    # an IIS with a member that costs nothing is met for free: no constraint
-    var = {key: i for i, key in enumerate(k for k in keys if cost[k] > 0)}
-    sets = [[var[key] for key in t] for t in valid if all(cost[key] > 0 for key in t)]
-    c = np.array([cost[key] for key in var])
-    base = conflict_sum(X0, positive, w)
-    claim = cert.bound - base
-    cover, status = ((0.0, "nothing to prove") if claim <= 0 else
-                     cover_minimum(sets, c, cert.rtol, target=claim))
+    cover, status, n_sets = samples.cover(valid, cert.bound - samples.base, cert.rtol)
     report.add("IIS cover bound re-derived", True,
-               f"{base!r} (conflicting duplicates) + {cover!r} (a lower bound on the least "
-               f"weight of errors meeting all {len(sets)} IISs that cost: {status}) in "
+               f"{samples.base!r} (conflicting duplicates) + {cover!r} (a lower bound on the "
+               f"least weight of errors meeting all {n_sets} IISs that cost: {status}) in "
                f"{time.perf_counter() - t0:.2f} s")
-    return base + cover
+    return samples.base + cover

@@ -61,9 +61,13 @@ _STALLED_ROUNDS = 2
 @dataclass
 class LocalCoverBound(LowerBound):
     """A :class:`~exactclf.linear._bounds.LowerBound` with the IISs it rests on (``cuts``:
-    arrays of indices of the points, each point labeled by its heavier weight)."""
+    arrays of indices of the points, each point labeled by its heavier weight); a cut that
+    is not one IIS but a union of IISs that together rule out every network (an obstruction
+    of :mod:`exactclf.maxout._cliques`) has them in ``relations``, under the sorted tuple
+    of its indices."""
 
     cuts: list[np.ndarray] = field(default_factory=list)
+    relations: dict = field(default_factory=dict)
 
 
 def _anchor_iiss(oracle: IISOracle, nb: np.ndarray, rng: np.random.Generator) -> list:

@@ -93,10 +93,11 @@ def _cliques(adjacent: dict, size: int, limit: int) -> list[tuple]:
     return out
 
 
-def _round_cuts(prob, keep, K, rng, deadline) -> list[np.ndarray]:
+def _round_cuts(prob, keep, K, rng, deadline, relations: dict) -> list[np.ndarray]:
     """Obstructions among the active points ``keep``: each sampled union point in the hull
     of other points alone, and the (K + 1)-cliques of the pairs of sampled union points that
-    are blocked (indices into the active points)."""
+    are blocked (indices into the active points; a clique's IISs, one per pair, go to
+    ``relations`` under the sorted tuple of its points)."""
     union = prob.pref_all[prob.active]
     pool = np.flatnonzero(keep & ~union)
     mine = np.flatnonzero(keep & union)
@@ -126,9 +127,16 @@ def _round_cuts(prob, keep, K, rng, deadline) -> list[np.ndarray]:
         else:  # one of them in the hull of the other class's points: K-free
             cuts.append(t)
     for clique in _cliques(adjacent, K + 1, _MAX_CUTS):
-        cuts.append(np.unique(np.concatenate([witness[u, v]
-                                              for u, v in combinations(clique, 2)])))
+        pairs = [witness[u, v] for u, v in combinations(clique, 2)]
+        cuts.append(np.unique(np.concatenate(pairs)))
+        relations.setdefault(tuple(cuts[-1].tolist()), pairs)
     return cuts
+
+
+def _in_points(active: np.ndarray, relations: dict) -> dict:
+    """``relations`` with the active indices replaced by the points'."""
+    return {tuple(sorted(active[list(key)].tolist())): [active[t] for t in ts]
+            for key, ts in relations.items()}
 
 
 def clique_cover_bound(
@@ -190,16 +198,18 @@ def clique_cover_bound(
     master.add_cuts([position[c] for c in cuts if np.all(position[c] >= 0)])
     keep = np.ones(len(prob.active), dtype=bool)
     stalled = 0
+    relations: dict = {}  # a clique's IISs (active indices), by its sorted points
     try:
         while time.perf_counter() < deadline and stalled < _STALLED_ROUNDS:
-            if not master.add_cuts(_round_cuts(prob, keep, K, rng, deadline)):
+            if not master.add_cuts(_round_cuts(prob, keep, K, rng, deadline, relations)):
                 stalled += 1
                 continue
             left = deadline - time.perf_counter()
             x, bound, _ = master.solve(integer=True, time_limit=_MIP_SHARE * left)
             if prob.base + bound > best.value:
                 best = LocalCoverBound(prob.base + bound, "pair obstruction cover",
-                                       cuts=[prob.active[t] for t in master.cuts])
+                                       cuts=[prob.active[t] for t in master.cuts],
+                                       relations=_in_points(prob.active, relations))
                 stalled = 0
             else:
                 stalled += 1

@@ -23,6 +23,7 @@ from .._warnings import warn
 from ..linear._bounds import conflict_bound
 from ._exact import family_bytes, useful_planes
 from ._portfolio import MaxoutSearch, SearchSettings
+from ._witness import cover_witness
 
 __all__ = ["DeepICEMaxoutClassifier"]
 
@@ -45,18 +46,15 @@ _NO_WITNESS = {
     "partition": "a partition bound sums the optima of blocks of the points, each proven "
                  "by an enumeration of the block's networks: no compact witness",
     "linear": "the bound of the linear problem (K = 1) proven by ICEClassifier's search "
-              "(IIS cover or partition sums) keeps no witness here",
-    "obstruction cover": "an obstruction cover bound rests on sets of points, one of the "
-                         "union's class in the convex hull of the others, each verified "
-                         "exactly; they are not kept here",
-    "pair obstruction cover": "a cover bound over obstructions (a point of the union's "
-                              "class in the convex hull of points of the other class, or "
-                              "K + 1 of them whose every pair's segment meets such a hull), "
-                              "each hull verified exactly; they are not kept here",
-    "joint cover": "a joint cover bound rests on obstructions, each hull verified exactly, "
-                   "and on blocks of points, each block's optimum proven by an enumeration "
-                   "of its networks: neither is kept here",
+              "keeps no witness here: a partition sum, or IISs without exact multipliers "
+              "on the samples",
 }
+#: a cover bound has a witness when both polarities' bounds have one
+_NO_WITNESS.update(dict.fromkeys(
+    ("obstruction cover", "pair obstruction cover", "joint cover"),
+    "the obstructions of this bound are kept only when every polarity's bound is a cover's "
+    "(or a partition's) and every IIS of them has exact multipliers on the samples; here "
+    "one is not"))
 
 
 class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
@@ -309,11 +307,15 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         # do not resolve makes other errors than the frame's count, and the errors it makes
         # are its value (integer counts below 2**53: the sums are exact), so the network
         # returned is the best one that realizes its count; the bounds do not depend on it
+        found = {}
         for polarity, r in results.items():
             self._use_network(data, polarity, r.planes)
             realized = self._training_errors(data)
             if realized != r.value:
-                r.stop_reason = r.stop_reason or StopReason.UNREALIZABLE_MARGIN
+                # more time would not give the network its search found; other units might
+                # (the reason ICEClassifier gives, whatever stopped the search)
+                r.stop_reason = StopReason.UNREALIZABLE_MARGIN
+                found[polarity] = r.value
             r.value = realized
         polarity = min(results, key=lambda p: (results[p].value, -p))
         best = results[polarity]
@@ -333,19 +335,46 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             stop_reason=None if stop_reason is None else StopReason(stop_reason),
             fit_time=time.perf_counter() - t0,
             fingerprint=data_fingerprint(data.X, y, sample_weight), n_samples=len(data.X),
-            witness=(Witness("conflicts", "re-derived from the data: identical samples with "
-                             "different labels") if how == conflicts.method
-                     else Witness("none", _NO_WITNESS[how])))
+            witness=self._witness(data, results, how, conflicts.method,
+                                  K if len(results) == len(searches) else None))
         if not self.is_optimal_:
             why = "" if self.stop_reason_ is None else f", stopped early ({self.stop_reason_})"
+            lost = ""
+            if found and min(found.values()) < best.value:
+                lost = (f" Its search found a network with {min(found.values()):g} errors whose "
+                        "margins float64 cannot hold in the data's units; fitting on "
+                        "standardized features (StandardScaler) may realize it.")
             warn(
                 f"DeepICEMaxoutClassifier ({self.method_}{why}) returns a network with "
                 f"{self.training_errors_:g} errors; optimality is not proven (lower bound "
                 f"{self.lower_bound_:g}, {self.lower_bound_method_}; gap "
-                f"{100 * self.gap_:.1f}%).",
+                f"{100 * self.gap_:.1f}%).{lost}",
                 ConvergenceWarning,
             )
         return self
+
+    def _witness(self, data, results, how: str, conflicts_method: str, K) -> Witness:
+        """The evidence of the certificate's bound (proven ``how``) that
+        :func:`exactclf.verify` re-checks: the conflicting duplicates, or every polarity's
+        obstructions and blocks when covers and partitions prove all of them for the model's
+        ``n_hyperplanes`` (``K``: the half-spaces searched, None when a polarity was not)."""
+        if how == conflicts_method:
+            return Witness("conflicts", "re-derived from the data: identical samples with "
+                           "different labels")
+        evidence = (cover_witness(data, self.classes_, results, K)
+                    if K == self.n_hyperplanes else None)
+        if evidence is None or not any(e["obstructions"] for e in evidence["polarities"]):
+            # (blocks alone, a partition's: nothing in them to re-check)
+            return Witness("none", _NO_WITNESS[how])
+        counts = ", ".join(f"{len(e['obstructions'])} obstructions"
+                           + (f" and {len(e['blocks'])} blocks" if e["blocks"] else "")
+                           + f" for polarity {e['polarity']:+d}"
+                           for e in evidence["polarities"])
+        return Witness("maxout_cover", f"{counts}: sets of samples no network of {K} "
+                       "half-spaces classifies all correctly, each IIS of them certified by "
+                       "exact multipliers on the samples, and the blocks' proven optima "
+                       "(enumerations, not re-checkable); the bound is the least weight of "
+                       "errors meeting them all, plus the conflicting duplicates", evidence)
 
     def _use_network(self, data, polarity, planes):
         """Make the network of ``planes`` (in the frame of ``data``) the fitted model."""

@@ -38,16 +38,21 @@ __all__ = ["JointRows", "joint_cover_bound"]
 @dataclass
 class JointRows:
     """The rows of one polarity's joint cover, as its bounds prove them: obstructions
-    (``cuts``, each once) and blocks with their bounds (``blocks``)."""
+    (``cuts``, each once) and blocks with their bounds (``blocks``); the IISs of the
+    obstructions that are not one IIS (``relations``, see
+    :class:`~exactclf.linear._local_cover.LocalCoverBound`)."""
 
     cuts: dict = field(default_factory=dict)
     blocks: list = field(default_factory=list)
+    relations: dict = field(default_factory=dict)
 
-    def add(self, cuts=(), blocks=()) -> None:
+    def add(self, cuts=(), blocks=(), relations=None) -> None:
         """Obstructions and blocks (with their bounds) proven since."""
         for c in cuts:
             self.cuts.setdefault(tuple(sorted(int(i) for i in c)), c)
         self.blocks.extend(blocks)
+        for key, ts in (relations or {}).items():
+            self.relations.setdefault(key, ts)
 
     @property
     def n_rows(self) -> int:

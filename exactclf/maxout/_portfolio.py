@@ -111,6 +111,18 @@ _JOINT_SHARE = 0.1
 _COVERS = frozenset({"obstruction cover", "pair obstruction cover", "joint cover"})
 
 
+@dataclass(frozen=True)
+class CoverProof:
+    """What proves a cover bound ``lower`` (found by ``method``): the obstructions ``cuts``
+    (arrays of point indices; those that are not one IIS have their IISs in the polarity's
+    ``rows.relations``) and, for the joint cover, the blocks with their bounds it used."""
+
+    lower: float
+    method: str
+    cuts: list
+    blocks: list = field(default_factory=list)
+
+
 @dataclass
 class PolarityResult:
     """The best network of one polarity: ``value`` its realized errors on the unique points,
@@ -127,6 +139,15 @@ class PolarityResult:
     partition: PartitionBound | None = None  # where the partition bounds go on
     # what the covers and partitions proved, as rows of one joint cover
     rows: JointRows = field(default_factory=JointRows)
+    # the evidence of a cover bound; it proves ``lower`` only while its own lower and
+    # method are this result's (other bounds replace them without touching it)
+    proof: CoverProof | None = None
+
+    def proven_by_cover(self) -> CoverProof | None:
+        """The evidence of the bound ``lower`` when a cover proved it, else None."""
+        p = self.proof
+        return p if p is not None and (p.lower, p.method) == (self.lower,
+                                                              self.bound_method) else None
 
     @property
     def size(self) -> int:
@@ -173,11 +194,14 @@ class SearchSettings:
                               "partition")
 
 
-def _linear_bound(res) -> tuple[float, str]:
-    """The proven bound of a linear portfolio result and how it was proven: its value when
-    complete (the IIS cover within its relative tolerance, as ICEClassifier takes it), else
-    its lower bound."""
-    return (res.value, "exact") if res.complete else (res.lower_bound, "linear")
+def _linear_bound(res) -> tuple[float, str, CoverProof | None]:
+    """The proven bound of a linear portfolio result, how it was proven, and its IISs when
+    they prove it: its value when complete (the IIS cover within its relative tolerance, as
+    ICEClassifier takes it), else its lower bound."""
+    if res.complete:
+        return res.value, "exact", None
+    proof = None if res.iis is None else CoverProof(res.lower_bound, "linear", list(res.iis))
+    return res.lower_bound, "linear", proof
 
 
 class MaxoutSearch:
@@ -293,7 +317,7 @@ class MaxoutSearch:
                                   max_candidates=s.max_candidates, time_limit=time_limit,
                                   n_jobs=s.n_jobs, verbose=s.verbose)
             sets, n_eval, n_tuples = [res.positive], res.n_candidates, 0
-            lower, how = _linear_bound(res)
+            lower, how, proof = _linear_bound(res)
         else:
             problem = prepare_union(Z, want_w, other_w, K, s.max_candidates)
             res = exact_union(Z, want_w, other_w, K, backend=s.backend,
@@ -305,11 +329,13 @@ class MaxoutSearch:
             conflicts = conflict_bound(want_w, other_w)
             lower, how = ((min(res.value, upper_bound), "exact") if res.complete
                           else (conflicts.value, conflicts.method))
+            proof = None
         planes, value, exact = realize_union(Z, sets, want_w, other_w)
         stop_reason = res.stop_reason
         if not exact:
-            stop_reason = stop_reason or StopReason.UNREALIZABLE_MARGIN
-        return PolarityResult(value, planes, lower, n_eval, stop_reason, how, n_tuples)
+            stop_reason = StopReason.UNREALIZABLE_MARGIN
+        return PolarityResult(value, planes, lower, n_eval, stop_reason, how, n_tuples,
+                              proof=proof)
 
     # -- method="auto" beyond the exact search's range: the portfolio -----------------------
 
@@ -387,8 +413,11 @@ class MaxoutSearch:
             res = self.results[polarity] = self.settings.coreset(
                 self.Z, want_w, other_w, self.K,
                 max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3))
-            if prior is not None and prior.lower > res.lower:
-                res.lower, res.bound_method = prior.lower, prior.bound_method
+            if prior is not None:  # what its cover proved stays, rows of its joint cover
+                res.rows = prior.rows
+                if prior.lower > res.lower:
+                    res.lower, res.bound_method = prior.lower, prior.bound_method
+                    res.proof = prior.proof
             self.say(f"polarity {polarity:+d}: heuristic {res.value:g} errors, bound "
                      f"{res.lower:g}")
             if res.stop_reason == StopReason.INTERRUPTED:
@@ -396,9 +425,9 @@ class MaxoutSearch:
             side = self._side(linear.positive, polarity)
             if self.K == 1:  # the linear problem itself: its plane and its proven bound
                 self._adopt([side], want_w, other_w, res)
-                lower, how = _linear_bound(linear)
+                lower, how, proof = _linear_bound(linear)
                 if lower > res.lower:
-                    res.lower, res.bound_method = lower, how
+                    res.lower, res.bound_method, res.proof = lower, how, proof
                 continue
             if self._grow(side, polarity, min(_GROW_SHARE * self.budget, self.left())):
                 return True
@@ -581,13 +610,14 @@ class MaxoutSearch:
         lower = self.results[polarity].lower
         return all(lower <= r.lower for q, r in self.results.items() if q != polarity)
 
-    def _take_cover(self, polarity, got, how) -> bool:
-        """The polarity's bound becomes the cover bound ``got`` (proven ``how``) if higher;
-        True if Ctrl-C stopped its search."""
+    def _take_cover(self, polarity, got, how, blocks=()) -> bool:
+        """The polarity's bound becomes the cover bound ``got`` (proven ``how``, with the
+        joint cover's ``blocks``) if higher; True if Ctrl-C stopped its search."""
         res = self.results[polarity]
-        res.rows.add(cuts=got.cuts)
+        res.rows.add(cuts=got.cuts, relations=got.relations)
         if got.value > res.lower:
             res.lower, res.bound_method = got.value, how
+            res.proof = CoverProof(got.value, how, list(got.cuts), list(blocks))
             self.say(f"polarity {polarity:+d}: bound {got.value:g} ({how}, "
                      f"{len(got.cuts)} obstructions)")
         if got.interrupted:
@@ -638,8 +668,11 @@ class MaxoutSearch:
                               start=replace(res.partition or PartitionBound(0.0, ""),
                                             value=res.lower, method=res.bound_method,
                                             interrupted=False))
+        raised = (got.value, got.method) != (res.lower, res.bound_method)
         res.lower, res.bound_method, res.partition = got.value, got.method, got
         res.rows.add(blocks=got.blocks)
+        if raised and got.method == "partition":  # its best partition's blocks are rows
+            res.proof = CoverProof(got.value, got.method, [], list(res.rows.blocks))
         if got.interrupted:
             res.stop_reason = StopReason.INTERRUPTED
         return got.interrupted
@@ -657,7 +690,7 @@ class MaxoutSearch:
             want_w, other_w = self.weights[p]
             got = joint_cover_bound(want_w, other_w, res.rows.cuts.values(), res.rows.blocks,
                                     time_limit=min(_JOINT_SHARE * self.budget, self.left()))
-            if self._take_cover(p, got, "joint cover"):
+            if self._take_cover(p, got, "joint cover", blocks=res.rows.blocks):
                 return True
         return False
 
