@@ -284,13 +284,36 @@ def test_cover_witness_of_the_searches_verifies():
         res.rows.add(cuts=pairs.cuts, relations=pairs.relations)
         res.proof = CoverProof(pairs.value, "pair obstruction cover", list(pairs.cuts))
         results[polarity] = res
-    evidence = cover_witness(data, clf.classes_, results, 2)
+    bound = min(r.lower for r in results.values())
+    evidence = cover_witness(data, clf.classes_, results, 2, bound)
     assert evidence is not None
     assert any(len(o) == 3 for e in evidence["polarities"] for o in e["obstructions"])
-    bound = min(r.lower for r in results.values())
     report = verify(clf, X, y, certificate=_with_witness(clf, evidence, bound))
     assert report.ok and bound <= clf.training_errors_, str(report)
     assert "witness proves the bound" in _failed(verify(
         clf, X, y, certificate=_with_witness(clf, evidence, bound + 1)))
-    results[1].lower += 1  # another bound than the proof's: no witness
-    assert cover_witness(data, clf.classes_, results, 2) is None
+    # a bound above what a polarity's covers proved: no witness
+    top = max(r.lower for r in results.values())
+    assert cover_witness(data, clf.classes_, results, 2, top + 1) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_portfolio_certificates_verify_with_whatever_witness(monkeypatch, seed):
+    """Overlapping classes on a 12 x 12 grid (duplicates, count weights), K = 1..3, the
+    portfolio forced on and stopped by its budget: whichever bounds its clock gives (exact,
+    partitions, covers; with a 'maxout_cover' witness when covers prove both polarities),
+    the certificate verifies and its bound is at most the exact search's optimum."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_LINEAR", 0)
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(50, 80))
+    X = rng.integers(0, 12, size=(n, 2)).astype(float)
+    y = (X[:, 0] + X[:, 1] + rng.normal(scale=3.0, size=n) > 11).astype(int)
+    w = rng.integers(1, 4, size=n)
+    K = 1 + seed % 3
+    clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=K, time_limit=1.5, random_state=seed,
+                                       device="cpu"), X, y, w)
+    cert = _assert_certified(clf, X, y, w)
+    exact = _fit(DeepICEMaxoutClassifier(n_hyperplanes=K, method="exact", device="cpu"),
+                 X, y, w)
+    assert exact.is_optimal_ and cert.bound <= exact.training_errors_ <= cert.value

@@ -52,9 +52,8 @@ _NO_WITNESS = {
 #: a cover bound has a witness when both polarities' bounds have one
 _NO_WITNESS.update(dict.fromkeys(
     ("obstruction cover", "pair obstruction cover", "joint cover"),
-    "the obstructions of this bound are kept only when every polarity's bound is a cover's "
-    "(or a partition's) and every IIS of them has exact multipliers on the samples; here "
-    "one is not"))
+    "the obstructions are kept only when covers (or partitions) prove the bound for every "
+    "polarity, and every IIS of them has exact multipliers on the samples; here one does not"))
 
 
 class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
@@ -335,7 +334,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             stop_reason=None if stop_reason is None else StopReason(stop_reason),
             fit_time=time.perf_counter() - t0,
             fingerprint=data_fingerprint(data.X, y, sample_weight), n_samples=len(data.X),
-            witness=self._witness(data, results, how, conflicts.method,
+            witness=self._witness(data, results, bound, how, conflicts.method,
                                   K if len(results) == len(searches) else None))
         if not self.is_optimal_:
             why = "" if self.stop_reason_ is None else f", stopped early ({self.stop_reason_})"
@@ -353,15 +352,16 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             )
         return self
 
-    def _witness(self, data, results, how: str, conflicts_method: str, K) -> Witness:
-        """The evidence of the certificate's bound (proven ``how``) that
+    def _witness(self, data, results, bound, how: str, conflicts_method: str, K) -> Witness:
+        """The evidence of the certificate's ``bound`` (proven ``how``) that
         :func:`exactclf.verify` re-checks: the conflicting duplicates, or every polarity's
-        obstructions and blocks when covers and partitions prove all of them for the model's
-        ``n_hyperplanes`` (``K``: the half-spaces searched, None when a polarity was not)."""
+        obstructions and blocks when covers and partitions prove it for each, for the
+        model's ``n_hyperplanes`` (``K``: the half-spaces searched, None when a polarity was
+        not)."""
         if how == conflicts_method:
             return Witness("conflicts", "re-derived from the data: identical samples with "
                            "different labels")
-        evidence = (cover_witness(data, self.classes_, results, K)
+        evidence = (cover_witness(data, self.classes_, results, K, bound)
                     if K == self.n_hyperplanes else None)
         if evidence is None or not any(e["obstructions"] for e in evidence["polarities"]):
             # (blocks alone, a partition's: nothing in them to re-check)

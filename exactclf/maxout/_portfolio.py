@@ -139,15 +139,9 @@ class PolarityResult:
     partition: PartitionBound | None = None  # where the partition bounds go on
     # what the covers and partitions proved, as rows of one joint cover
     rows: JointRows = field(default_factory=JointRows)
-    # the evidence of a cover bound; it proves ``lower`` only while its own lower and
-    # method are this result's (other bounds replace them without touching it)
+    # the evidence of the highest bound a cover (or a partition's blocks) proved: it
+    # proves its own ``lower`` whatever proved this result's since
     proof: CoverProof | None = None
-
-    def proven_by_cover(self) -> CoverProof | None:
-        """The evidence of the bound ``lower`` when a cover proved it, else None."""
-        p = self.proof
-        return p if p is not None and (p.lower, p.method) == (self.lower,
-                                                              self.bound_method) else None
 
     @property
     def size(self) -> int:

@@ -12,11 +12,11 @@ from ..linear._iis import iis_witness
 __all__ = ["cover_witness"]
 
 
-def cover_witness(data, classes, results, K: int) -> dict | None:
-    """The data of a ``"maxout_cover"`` witness of the bounds of ``results`` (polarity ->
-    :class:`~._portfolio.PolarityResult`), or None when a polarity's bound is not a cover's
-    (an exact search, a partition) or one of its IISs has no exact multipliers on the
-    samples (it was proven in the points' affine frame only)."""
+def cover_witness(data, classes, results, K: int, bound: float) -> dict | None:
+    """The data of a ``"maxout_cover"`` witness that every polarity of ``results`` (polarity
+    -> :class:`~._portfolio.PolarityResult`) errs at least ``bound``, or None when a
+    polarity's covers proved less (its bound is an enumeration's) or an IIS of its proof has
+    no exact multipliers on the samples (it was proven in the points' affine frame only)."""
     positive = np.asarray(data.y) == classes[1]
     X0 = np.asarray(data.X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
     first: dict[bytes, int] = {}
@@ -25,8 +25,8 @@ def cover_witness(data, classes, results, K: int) -> dict | None:
     U0 = np.asarray(data.U, dtype=np.float64) + 0.0
     entries = []
     for polarity, res in results.items():
-        proof = res.proven_by_cover()
-        if proof is None:
+        proof = res.proof
+        if proof is None or proof.lower < bound:
             return None
         want, other = (data.wpos, data.wneg) if polarity == 1 else (data.wneg, data.wpos)
         # the label each point has in the IISs: the union's class where it weighs more
