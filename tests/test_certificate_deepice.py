@@ -317,3 +317,18 @@ def test_portfolio_certificates_verify_with_whatever_witness(monkeypatch, seed):
     exact = _fit(DeepICEMaxoutClassifier(n_hyperplanes=K, method="exact", device="cpu"),
                  X, y, w)
     assert exact.is_optimal_ and cert.bound <= exact.training_errors_ <= cert.value
+
+
+def test_ctrl_c_while_writing_the_witness_keeps_the_model(monkeypatch):
+    """The searches are over when the witness is written: Ctrl-C there costs the witness,
+    not the model or its (still proven) bound."""
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_deepice, "cover_witness", interrupted)
+    with pytest.warns(UserWarning, match="interrupted while writing the witness"):
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu", time_limit=5,
+                                      random_state=0).fit(TRIANGLE, TRIANGLE_Y)
+    assert clf.certificate_.witness.kind == "none" and clf.training_errors_ == 1
+    assert verify(clf, TRIANGLE, TRIANGLE_Y).ok

@@ -361,8 +361,13 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         if how == conflicts_method:
             return Witness("conflicts", "re-derived from the data: identical samples with "
                            "different labels")
-        evidence = (cover_witness(data, self.classes_, results, K, bound)
-                    if K == self.n_hyperplanes else None)
+        try:
+            evidence = (cover_witness(data, self.classes_, results, K, bound)
+                        if K == self.n_hyperplanes else None)
+        except KeyboardInterrupt:  # the model and its bound stand; only the witness is cut
+            warn("DeepICEMaxoutClassifier interrupted while writing the witness of its bound: "
+                 "the certificate keeps none.", UserWarning)
+            evidence = None
         if evidence is None or not any(e["obstructions"] for e in evidence["polarities"]):
             # (blocks alone, a partition's: nothing in them to re-check)
             return Witness("none", _NO_WITNESS[how])
