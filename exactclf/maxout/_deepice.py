@@ -325,6 +325,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         # its network, not returned, failed to realize its count)
         stop_reason = next((r.stop_reason for r in (best, *results.values())
                             if r.stop_reason), None)
+        witness = self._witness(data, results, bound, how, conflicts.method,
+                                K if len(results) == len(searches) else None)
         self.certificate_ = Certificate(
             type(self).__name__,
             f"maxout networks of K={self.n_hyperplanes} half-spaces (one class where any "
@@ -334,8 +336,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             stop_reason=None if stop_reason is None else StopReason(stop_reason),
             fit_time=time.perf_counter() - t0,
             fingerprint=data_fingerprint(data.X, y, sample_weight), n_samples=len(data.X),
-            witness=self._witness(data, results, bound, how, conflicts.method,
-                                  K if len(results) == len(searches) else None))
+            witness=witness)
         if not self.is_optimal_:
             why = "" if self.stop_reason_ is None else f", stopped early ({self.stop_reason_})"
             lost = ""
