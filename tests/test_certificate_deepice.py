@@ -263,6 +263,8 @@ def test_obstruction_witness_rejects_what_it_does_not_prove():
         clf, _triangle_witness(2, blocks=[[[0, 1, 3], 1.0]]), 1.0))
     assert report.ok and len(report.not_checked) == 1
     assert failed(_triangle_witness(2), bound=1.0) == set()
+    # three points, one sample each: no model errs four times there
+    assert "maxout cover witness" in failed(_triangle_witness(2, blocks=[[[0, 1, 3], 4.0]]))
 
 
 def test_cover_witness_of_the_searches_verifies():

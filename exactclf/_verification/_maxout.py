@@ -112,8 +112,15 @@ def _polarity_bound(samples: Samples, entry, K: int, claim: float, rtol: float, 
             report.add("maxout cover witness", False, f"block {b!r} is not [rows, bound]")
             return None
         pts = np.unique(samples.point[rows])
-        # the block's bound beyond its points' conflicting duplicates
-        low = samples.weight[pts].min(axis=1).sum()
+        # the block's bound beyond its points' conflicting duplicates; a model errs at most
+        # on the heavier label of each point: a claim above that is false on its face
+        low, high = samples.weight[pts].min(axis=1).sum(), samples.weight[pts].max(
+            axis=1).sum()
+        if float(b[1]) > float(high):
+            report.add("maxout cover witness", False,
+                       f"block of {len(pts)} points claims {b[1]!r} errors, more than any "
+                       f"model makes there ({float(high)!r})")
+            return None
         points.append((pts, float(b[1]) - float(low)))
     cover, status, n_sets = samples.cover(sets, claim - samples.base, rtol, blocks=points)
     report.add(f"polarity {polarity:+d}: cover bound re-derived", True,
