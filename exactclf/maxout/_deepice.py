@@ -312,8 +312,10 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             realized = self._training_errors(data)
             if realized != r.value:
                 # more time would not give the network its search found; other units might
-                # (the reason ICEClassifier gives, whatever stopped the search)
-                r.stop_reason = StopReason.UNREALIZABLE_MARGIN
+                # (the reason ICEClassifier gives, whatever stopped the search, unless the
+                # frame itself was too thin to trust)
+                r.stop_reason = (StopReason.UNREALIZABLE_MARGIN if data.frame.certifiable
+                                 else r.stop_reason or StopReason.UNREALIZABLE_MARGIN)
                 found[polarity] = r.value
             r.value = realized
         polarity = min(results, key=lambda p: (results[p].value, -p))

@@ -327,7 +327,7 @@ class MaxoutSearch:
         planes, value, exact = realize_union(Z, sets, want_w, other_w)
         stop_reason = res.stop_reason
         if not exact:
-            stop_reason = StopReason.UNREALIZABLE_MARGIN
+            stop_reason = stop_reason or StopReason.UNREALIZABLE_MARGIN
         return PolarityResult(value, planes, lower, n_eval, stop_reason, how, n_tuples,
                               proof=proof)
 
