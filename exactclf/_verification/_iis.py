@@ -99,11 +99,13 @@ def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
                           shape=(len(sets), n))
         A.data[:] = 1.0  # a member listed twice in a set is one variable
         constraints.append(LinearConstraint(A, 1, np.inf))
-    for b, v in blocks:  # in the unit of the costs, and weakened by the same slack
-        row = np.zeros(n)
-        b = np.unique(np.asarray(b, dtype=np.int64))
-        row[b] = c[b]
-        constraints.append(LinearConstraint(row[None, :], v / unit - atol, np.inf))
+    if blocks:  # in the unit of the costs, and weakened by the same slack
+        members = [np.unique(np.asarray(b, dtype=np.int64)) for b, _ in blocks]
+        rows = np.repeat(np.arange(len(blocks)), [len(b) for b in members])
+        cols = np.concatenate(members)
+        B = sp.csr_matrix((c[cols], (rows, cols)), shape=(len(blocks), n))
+        constraints.append(LinearConstraint(
+            B, np.array([v for _, v in blocks]) / unit - atol, np.inf))
     low = np.inf
     if target is not None:  # only the covers below the target, made safe, matter
         low = safe(target / unit)
@@ -176,12 +178,11 @@ class Samples:
         ``(point, side)``) and, on the points of each block ``(points, v)`` of ``blocks``, at
         least ``v`` beyond their conflicting duplicates; asked whether it reaches ``claim``.
         Also what HiGHS said and how many sets cost."""
-        keys = sorted({key for t in sets for key in t})
         # a set with a member that costs nothing is met for free: no constraint; a block's
         # points count with the side of their heavier label (the lighter costs nothing)
         heavy = {int(p): 1 if self.weight[p, 1] > self.weight[p, 0] else -1
                  for b, _ in blocks for p in b}
-        keys = sorted(set(keys) | set(heavy.items()))
+        keys = sorted({key for t in sets for key in t} | set(heavy.items()))
         var = {key: i for i, key in enumerate(k for k in keys if self.cost(*k) > 0)}
         rows = [[var[key] for key in t] for t in sets if all(key in var for key in t)]
         rows_b = [([var[(int(p), heavy[int(p)])] for p in b if (int(p), heavy[int(p)]) in var],

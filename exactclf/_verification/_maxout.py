@@ -79,7 +79,7 @@ def obstruction_holds(unions: list[frozenset], K: int) -> bool:
 
 
 def _polarity_bound(samples: Samples, entry, K: int, claim: float, rtol: float, report):
-    """The bound one polarity's evidence proves (beyond nothing: conflicts included), or
+    """The bound one polarity's evidence proves (the conflicting duplicates included), or
     None when the evidence is malformed."""
     polarity = entry.get("polarity") if isinstance(entry, dict) else None
     obstructions = entry.get("obstructions") if isinstance(entry, dict) else None
