@@ -22,6 +22,48 @@ def strictly_separable(Z: np.ndarray, positive: np.ndarray) -> bool:
     return res.status == 0
 
 
+def separable_subsets(Z: np.ndarray) -> np.ndarray:
+    """Every subset of the rows of ``Z`` that an LP proves strictly separable from the rest,
+    as an (m, n) bool array. Built a point at a time: a plane that separates a subset of
+    all the points separates its restriction to the first ones too, so only extensions of
+    subsets already separable are put to the LP (about n^(d+1) LPs, not 2^n)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    key = (Z.shape, Z.tobytes())
+    if key not in _SEPARABLE:
+        family = np.zeros((1, 0), dtype=bool)
+        for m in range(len(Z)):
+            grown = [np.r_[f, b] for f in family for b in (False, True)]
+            family = np.array([g for g in grown if strictly_separable(Z[: m + 1], g)],
+                              dtype=bool).reshape(-1, m + 1)
+        _SEPARABLE[key] = family
+    return _SEPARABLE[key]
+
+
+_SEPARABLE: dict = {}
+
+
+def brute_force_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K: int,
+                      rows: np.ndarray | None = None) -> float:
+    """Minimum weighted errors of a union of K strictly separable subsets (the points a
+    maxout network of K half-spaces calls the wanted class), over all such unions; of the
+    points ``rows`` of ``Z`` alone when given (weights indexed like ``Z``), whose separable
+    subsets are the restrictions of those of all of ``Z``."""
+    family = separable_subsets(Z)
+    if rows is not None:
+        rows = np.asarray(rows)
+        family = np.unique(family[:, rows], axis=0)
+        want_w, other_w = np.asarray(want_w)[rows], np.asarray(other_w)[rows]
+    n = family.shape[1]
+    bits = 1 << np.arange(n, dtype=object)
+    sets = {int(np.sum(bits[f])) if f.any() else 0 for f in family}
+    unions = set(sets)
+    for _ in range(K - 1):
+        unions = {u | s for u in unions for s in sets}
+    inside = np.array([[(u >> i) & 1 for i in range(n)] for u in unions], dtype=bool)
+    return float(np.min(inside @ np.asarray(other_w, dtype=np.float64)
+                        + ~inside @ np.asarray(want_w, dtype=np.float64)))
+
+
 def brute_force_min01(Z: np.ndarray, wpos: np.ndarray, wneg: np.ndarray) -> float:
     """Minimum weighted 0-1 loss over all 2^n labelings that an LP proves separable."""
     n = len(Z)

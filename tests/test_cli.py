@@ -62,6 +62,7 @@ def test_fit_ice_writes_the_model_and_prints_the_rule(voicepath_csv, capsys):
     np.testing.assert_array_equal(pred, model.predict(X))
 
 
+@pytest.mark.slow  # (11 s of exact K=2 search; CI runs the slow tests)
 def test_fit_deepice_and_params(voicepath_csv, capsys):
     path, X, y = voicepath_csv
     assert main(["fit", str(path), "--target", "diagnosis", "--model", "deepice",

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import random_instance, strictly_separable
+from _helpers import brute_force_union, random_instance, strictly_separable
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from exactclf import DeepICEMaxoutClassifier
@@ -27,14 +27,6 @@ from exactclf.maxout._kernels_cpu import search_index, union_search_cpu, union_s
 def _errors(clf, X, y, w=None):
     w = np.ones(len(y)) if w is None else w
     return float(w[clf.predict(X) != y].sum())
-
-
-def _brute_force_union(Z, want_w, other_w, K):
-    """Best union of K subsets, each proven separable by an LP (independent of the search)."""
-    sep = [np.array(b) for b in itertools.product([False, True], repeat=len(Z))
-           if strictly_separable(Z, np.array(b))]
-    return min(union_errors(np.array(c), want_w, other_w)
-               for c in itertools.combinations_with_replacement(sep, K))
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "grid", "collinear", "flat"])
@@ -105,7 +97,7 @@ def test_exact_union_matches_brute_force(kind, seed):
         for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
             res = exact_union(Z, want_w, other_w, K)
             assert res.complete
-            assert res.value == _brute_force_union(Z, want_w, other_w, K)
+            assert res.value == brute_force_union(Z, want_w, other_w, K)
             assert union_errors(res.sets, want_w, other_w) == res.value
             assert all(strictly_separable(Z, s) for s in res.sets)
 
@@ -158,7 +150,7 @@ def test_estimator_realizes_the_exact_optimum_with_duplicates(seed):
     U, inverse = np.unique(X, axis=0, return_inverse=True)
     wpos = np.bincount(inverse, weights=y == 1, minlength=len(U))
     wneg = np.bincount(inverse, weights=y == 0, minlength=len(U))
-    best = min(_brute_force_union(U, wpos, wneg, 2), _brute_force_union(U, wneg, wpos, 2))
+    best = min(brute_force_union(U, wpos, wneg, 2), brute_force_union(U, wneg, wpos, 2))
     assert clf.is_optimal_ and clf.training_errors_ == best == _errors(clf, X, y)
     assert clf.hyperplanes_.shape == (2, 3) and clf.polarity_ in (1, -1)
 
@@ -344,12 +336,12 @@ def test_ctrl_c_during_the_coreset_heuristic(monkeypatch):
 
 
 def test_time_limit_is_checked_between_bounded_kernel_calls(monkeypatch):
-    """The deadline passes during the third kernel call (it sleeps past it): the search
+    """The deadline passes during the first kernel call (it sleeps past it): the search
     stops after it, instead of finishing a chunk of K-tuples that would take hours."""
     # every call takes at least 2 ms: the second polarity, left with the minimum budget of
     # 1 ms, cannot pass many heavily pruned pieces before its deadline check
     starts = []
-    calls = _counting_kernel(monkeypatch, lambda: time.sleep(0.3), pause=0.002,
+    calls = _counting_kernel(monkeypatch, lambda: time.sleep(0.3), at=1, pause=0.002,
                              starts=starts)
     X, y = _slow_instance()
     t0 = time.perf_counter()
@@ -359,8 +351,9 @@ def test_time_limit_is_checked_between_bounded_kernel_calls(monkeypatch):
     assert clf.stop_reason_ == "time_limit" and not clf.is_optimal_
     assert all(s >= 0 for s in calls)
     # how many calls fit before the deadline depends on the machine's load (a loaded CI
-    # counted 56 and 64 of them in all); what must hold is that few start after it
-    assert len(calls) >= 3 and sum(s > t0 + 0.2 for s in starts) < 10
+    # counted 56 and 64 of them in all; with both cores busy the setup alone can take the
+    # 0.2 s); what must hold is that few start after it
+    assert len(calls) >= 1 and sum(s > t0 + 0.2 for s in starts) < 10
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
 
 
@@ -550,7 +543,7 @@ def test_generated_awkward_inputs_against_brute_force(seed):
     wneg = np.bincount(inverse, weights=ww[keep] * (y[keep] == 0), minlength=len(U))
     Uc = (U - U.mean(axis=0)) if len(U) > 1 else U * 0  # brute force on centered points
     for K in (1, 2, 3):
-        best = min(_brute_force_union(Uc, wpos, wneg, K), _brute_force_union(Uc, wneg, wpos, K))
+        best = min(brute_force_union(Uc, wpos, wneg, K), brute_force_union(Uc, wneg, wpos, K))
         try:
             clf = DeepICEMaxoutClassifier(n_hyperplanes=K, method="exact",
                                           device="cpu").fit(X, y, w)

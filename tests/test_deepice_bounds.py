@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import ctrl_c_after_first, random_instance
+from _helpers import brute_force_union, ctrl_c_after_first, random_instance
 from sklearn.exceptions import ConvergenceWarning
-from test_deepice import _brute_force_union, _counting_kernel, _errors
+from test_deepice import _counting_kernel, _errors
 
 from exactclf import DeepICEMaxoutClassifier, _resources
 from exactclf._partition import error_blocks
@@ -81,7 +81,7 @@ def test_partition_bound_never_exceeds_the_optimum(seed):
     rng, Z, wpos, wneg = _instance(seed)
     for K in (1, 2, 3):
         for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
-            best = _brute_force_union(Z, want_w, other_w, K)
+            best = brute_force_union(Z, want_w, other_w, K)
             planes = [(rng.normal(size=Z.shape[1]), rng.normal())] * K
             for size in (2, 3):
                 for cap in (None, planes):
@@ -100,7 +100,7 @@ def test_coreset_pass_sums_are_lower_bounds(seed):
     rng, Z, wpos, wneg = _instance(seed, n_max=7)
     for K in (1, 2):
         for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
-            best = _brute_force_union(Z, want_w, other_w, K)
+            best = brute_force_union(Z, want_w, other_w, K)
             res = coreset_union(Z, want_w, other_w, K, block_size=2, stop_size=2,
                                 rng=np.random.default_rng(seed))
             assert res.lower_bound <= best <= res.value
@@ -116,7 +116,7 @@ def test_pair_obstruction_cover_never_exceeds_the_optimum(seed):
     rng, Z, wpos, wneg = _instance(seed, n_max=8)
     for K in (1, 2, 3):
         for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
-            best = _brute_force_union(Z, want_w, other_w, K)
+            best = brute_force_union(Z, want_w, other_w, K)
             lb = clique_cover_bound(Z, want_w, other_w, K, time_limit=20, random_state=seed)
             assert float(np.minimum(want_w, other_w).sum()) <= lb.value <= best
             assert not lb.interrupted
@@ -132,7 +132,7 @@ def test_joint_cover_never_exceeds_the_optimum(seed):
     rng, Z, wpos, wneg = _instance(300 + seed, n_max=8)
     for K in (1, 2, 3):
         for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
-            best = _brute_force_union(Z, want_w, other_w, K)
+            best = brute_force_union(Z, want_w, other_w, K)
             local = local_cover_bound(Z, want_w, other_w, hull_only=True, time_limit=10,
                                       random_state=seed)
             pairs = clique_cover_bound(Z, want_w, other_w, K, time_limit=10, cuts=local.cuts,
@@ -144,7 +144,7 @@ def test_joint_cover_never_exceeds_the_optimum(seed):
                                      block_size=size, random_state=r, max_partitions=1)
                 sums.append(lb.value)
                 blocks += lb.blocks
-                assert all(v <= _brute_force_union(Z[b], want_w[b], other_w[b], K)
+                assert all(v <= brute_force_union(Z, want_w, other_w, K, rows=b)
                            for b, v in lb.blocks)
             joint = joint_cover_bound(want_w, other_w, pairs.cuts, blocks, time_limit=10)
             assert max(pairs.value, *sums) <= joint.value <= best
@@ -180,14 +180,14 @@ def test_pair_obstructions_of_blocked_triangles(seed):
         assert local_cover_bound(Z, want, 1 - want, hull_only=True, time_limit=10).value == 0
     for K in (2, 3):
         lb = clique_cover_bound(Z, want, 1 - want, K, time_limit=20, random_state=seed)
-        best = _brute_force_union(Z, want, 1 - want, K)
+        best = brute_force_union(Z, want, 1 - want, K)
         assert lb.value <= best
         if K == 2:
             assert lb.value == len(tris)
         elif len(tris) == 1:
             assert lb.value == best == 0
         for cut in lb.cuts:  # each obstruction: no network of K half-spaces fits it
-            assert _brute_force_union(Z[cut], want[cut], 1 - want[cut], K) >= 1
+            assert brute_force_union(Z, want, 1 - want, K, rows=cut) >= 1
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -234,7 +234,7 @@ def test_portfolio_against_brute_force(monkeypatch, seed):
     if len(set(y)) < 2:
         return
     for K in (1, 2, 3):
-        best = min(_brute_force_union(Z, wpos, wneg, K), _brute_force_union(Z, wneg, wpos, K))
+        best = min(brute_force_union(Z, wpos, wneg, K), brute_force_union(Z, wneg, wpos, K))
         clf = DeepICEMaxoutClassifier(n_hyperplanes=K, time_limit=20, coreset_size=3,
                                       coreset_stop=2, random_state=seed, device="cpu")
         with warnings.catch_warnings():
@@ -359,6 +359,7 @@ def test_ctrl_c_in_a_local_search_ends_the_fit(monkeypatch, where):
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
 
 
+@pytest.mark.slow  # (15-20 s of stalling bounds; CI runs the slow tests)
 def test_stalled_bounds_end_the_fit_and_say_so(monkeypatch):
     """When no partition bound can rise any more (here: none is tried) and the exact search
     does not fit, the portfolio returns before its budget, saying why."""
@@ -374,6 +375,7 @@ def test_stalled_bounds_end_the_fit_and_say_so(monkeypatch):
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
 
 
+@pytest.mark.slow  # (20-40 s of stalled bounds and reruns; CI runs the slow tests)
 def test_stalled_bounds_hand_their_time_to_more_heuristic_runs(monkeypatch):
     """With the bounds stalled and time left, the coreset heuristic runs again with other
     blocks (``run`` >= 1) until _STALLED_RUNS runs find no better network: the network
@@ -547,7 +549,7 @@ def test_parallel_partition_bound_never_exceeds_the_optimum(seed, n_jobs):
     rng, Z, wpos, wneg = _instance(200 + seed)
     for K in (1, 2):
         for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
-            best = _brute_force_union(Z, want_w, other_w, K)
+            best = brute_force_union(Z, want_w, other_w, K)
             planes = [(rng.normal(size=Z.shape[1]), rng.normal()) for _ in range(K)]
             for size in (2, 3):
                 for r in range(3):

@@ -34,11 +34,11 @@ def _on_cluster(client, estimator, X, y):
 @pytest.mark.parametrize(
     "make, n",
     [
-        (lambda **kw: ICEClassifier(device="cpu", **kw), None),
-        (lambda **kw: DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact", device="cpu",
-                                              **kw), 20),
+        pytest.param(lambda **kw: ICEClassifier(device="cpu", **kw), None, id="ICE"),
+        pytest.param(lambda **kw: DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact",
+                                                          device="cpu", **kw), 20,
+                     id="DeepICE", marks=pytest.mark.slow),  # 23 s; CI runs the slow tests
     ],
-    ids=["ICE", "DeepICE"],
 )
 def test_dask_cluster_gives_the_serial_model(client, make, n):
     X, y = load_dataset("voicepath", return_X_y=True)

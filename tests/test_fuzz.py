@@ -11,13 +11,12 @@ The generators are seeded (reproducible in CI); every case is small enough for b
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from _helpers import brute_force_min01, strictly_separable
+from _helpers import brute_force_min01, brute_force_union
 from sklearn.exceptions import ConvergenceWarning
 
 from exactclf import (
@@ -170,13 +169,7 @@ def test_ice_certificates_hold(gen, seed, n, d):
 
 def _brute_force_union2(Z, wpos, wneg):
     """Best 2-plane maxout network of either polarity (unions of two separable sets)."""
-    sep = [np.array(b) for b in itertools.product([False, True], repeat=len(Z))
-           if strictly_separable(Z, np.array(b))]
-    best = np.inf
-    for a, b in itertools.combinations_with_replacement(sep, 2):
-        u = a | b
-        best = min(best, wneg[u].sum() + wpos[~u].sum(), wpos[u].sum() + wneg[~u].sum())
-    return float(best)
+    return min(brute_force_union(Z, wpos, wneg, 2), brute_force_union(Z, wneg, wpos, 2))
 
 
 @pytest.mark.parametrize("gen, seed, n, d", list(_cases(2, 7, 2)))

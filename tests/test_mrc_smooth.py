@@ -57,6 +57,7 @@ def test_smoothed_risk_gradient_matches_finite_differences(embedding):
     assert R - 1e-12 <= f <= R + np.log(60) / gamma + 1e-12
 
 
+@pytest.mark.slow  # (16 s; CI runs the slow tests)
 def test_smoothed_start_points_are_certified_and_near_the_optimum():
     Psi, y, data = _data()
     seen = []

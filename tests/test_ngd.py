@@ -1178,6 +1178,7 @@ def test_newton_phase_still_runs_on_batches_that_identify_the_layer():
     assert ngd.loss_ < adam.loss_
 
 
+@pytest.mark.slow  # (8-11 s each; CI runs the slow tests)
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_small_batches_that_identify_the_layer_train_no_worse_than_adam(n_classes):
     """Batches of 5-20 samples for a 4-unit basis pass the identification check; the Newton

@@ -646,6 +646,7 @@ def test_failed_refit_leaves_an_unfitted_estimator(Est):
     assert not hasattr(est, "classes_") and not hasattr(est, "is_optimal_")
 
 
+@pytest.mark.slow  # (12 s; CI runs the slow tests)
 def test_skglm_is_installed_and_certified_like_the_others():
     """Issue 13 item 14: skglm is installed (CI too), so this must run: the default logistic
     path uses it, and the certificate (exactclf's own duality gap) does not depend on which

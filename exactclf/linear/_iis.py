@@ -61,8 +61,8 @@ from ._min01 import labeling_errors, majority_labeling
 __all__ = [
     "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
     "cover_bound",
-    "exact_gordan_support", "farkas_multipliers", "iis_witness", "near_gordan_support", "peel",
-    "realize", "solve_iis_cover",
+    "exact_gordan_support", "farkas_multipliers", "first_rows", "iis_witness",
+    "near_gordan_support", "peel", "realize", "solve_iis_cover",
 ]
 
 #: what the final LP relaxation leaves of a run's reserve goes to the integer master when
@@ -198,6 +198,27 @@ def farkas_multipliers(G: np.ndarray) -> list[int] | None:
     return [abs(x) for x in v]
 
 
+def first_rows(X: np.ndarray, labels: np.ndarray | None = None) -> dict:
+    """The first row of ``X`` that holds each distinct point, keyed by the point's float64
+    bytes (-0.0 and 0.0 are one point), or by the bytes and the row's label when ``labels``
+    are given: how a witness names a point by a row of the samples.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0], [-0.0], [0.0], [1.0]])
+    >>> first_rows(X)[np.float64(0.0).tobytes()], first_rows(X, [0, 0, 0, 1])[
+    ...     np.float64(1.0).tobytes(), 1]
+    (1, 3)
+    """
+    X0 = np.asarray(X, dtype=np.float64) + 0.0
+    keys = ([r.tobytes() for r in X0] if labels is None
+            else [(r.tobytes(), bool(b)) for r, b in zip(X0, labels, strict=True)])
+    first: dict = {}
+    for r, key in enumerate(keys):
+        first.setdefault(key, r)
+    return first
+
+
 def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: np.ndarray,
                 cuts, known: dict | None = None) -> tuple[list[list[list[int]]], list[int]]:
     """The IISs ``cuts`` as an independent check reads them: on the samples, with exact
@@ -238,10 +259,7 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
     >>> iis_witness(X, positive, X[:3], np.array([1, -1, 1]), [np.array([0, 1, 2])])
     ([[[0, 1, 1], [1, -1, 2], [2, 1, 1]]], [])
     """
-    X0 = np.asarray(X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
-    first: dict[tuple[bytes, bool], int] = {}
-    for r in range(len(X0)):
-        first.setdefault((X0[r].tobytes(), bool(positive[r])), r)
+    first = first_rows(X, positive)
     P0 = np.asarray(points, dtype=np.float64) + 0.0
     out, left_out = [], []
     for k, t in enumerate(cuts):
@@ -254,7 +272,7 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
         if u is None:
             left_out.append(k)
             continue
-        out.append([[first[(P0[i].tobytes(), bool(sign[i] > 0))], int(sign[i]), ui]
+        out.append([[first[P0[i].tobytes(), bool(sign[i] > 0)], int(sign[i]), ui]
                     for i, ui in zip(t.tolist(), u, strict=True) if ui])
     return out, left_out
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linear._iis import iis_witness
+from ..linear._iis import first_rows, iis_witness
 
 __all__ = ["cover_witness"]
 
@@ -18,11 +18,8 @@ def cover_witness(data, classes, results, K: int, bound: float) -> dict | None:
     polarity's covers proved less (its bound is an enumeration's) or an IIS of its proof has
     no exact multipliers on the samples (it was proven in the points' affine frame only)."""
     positive = np.asarray(data.y) == classes[1]
-    X0 = np.asarray(data.X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
-    first: dict[bytes, int] = {}
-    for r in range(len(X0)):
-        first.setdefault(X0[r].tobytes(), r)
-    U0 = np.asarray(data.U, dtype=np.float64) + 0.0
+    first = first_rows(data.X)
+    U0 = np.asarray(data.U, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
     entries = []
     for polarity, res in results.items():
         proof = res.proof
