@@ -22,6 +22,9 @@ def strictly_separable(Z: np.ndarray, positive: np.ndarray) -> bool:
     return res.status == 0
 
 
+_SEPARABLE: dict = {}  # separable_subsets' results, by point set
+
+
 def separable_subsets(Z: np.ndarray) -> np.ndarray:
     """Every subset of the rows of ``Z`` that an LP proves strictly separable from the rest,
     as an (m, n) bool array. Built a point at a time: a plane that separates a subset of
@@ -39,9 +42,6 @@ def separable_subsets(Z: np.ndarray) -> np.ndarray:
     return _SEPARABLE[key]
 
 
-_SEPARABLE: dict = {}
-
-
 def brute_force_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K: int,
                       rows: np.ndarray | None = None) -> float:
     """Minimum weighted errors of a union of K strictly separable subsets (the points a
@@ -53,13 +53,10 @@ def brute_force_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K:
         rows = np.asarray(rows)
         family = np.unique(family[:, rows], axis=0)
         want_w, other_w = np.asarray(want_w)[rows], np.asarray(other_w)[rows]
-    n = family.shape[1]
-    bits = 1 << np.arange(n, dtype=object)
-    sets = {int(np.sum(bits[f])) if f.any() else 0 for f in family}
-    unions = set(sets)
+    inside = family
     for _ in range(K - 1):
-        unions = {u | s for u in unions for s in sets}
-    inside = np.array([[(u >> i) & 1 for i in range(n)] for u in unions], dtype=bool)
+        inside = np.unique((inside[:, None] | family[None]).reshape(-1, family.shape[1]),
+                           axis=0)
     return float(np.min(inside @ np.asarray(other_w, dtype=np.float64)
                         + ~inside @ np.asarray(want_w, dtype=np.float64)))
 
