@@ -31,7 +31,12 @@ from joblib import Parallel, delayed
 
 from ._resources import effective_workers
 
-__all__ = ["error_blocks", "merged_pairs", "random_blocks", "solve_blocks", "spatial_blocks"]
+__all__ = ["MAX_LEVELS", "error_blocks", "level_blocks", "merged_pairs", "random_blocks",
+           "solve_blocks", "spatial_blocks"]
+
+#: a feature with at most this many distinct values among the points is a *level* feature:
+#: its values cut the points into parallel hyperplanes (see :func:`level_blocks`)
+MAX_LEVELS = 16
 
 
 def spatial_blocks(Z: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -125,6 +130,58 @@ def error_blocks(Z: np.ndarray, errors: np.ndarray, size: int,
     rest = np.flatnonzero(free)
     if len(rest):
         blocks.extend(rest[b] for b in spatial_blocks(Z[rest], size, rng))
+    return blocks
+
+
+def level_blocks(U: np.ndarray, max_size: int, max_levels: int = MAX_LEVELS
+                 ) -> list[np.ndarray]:
+    """Blocks of the rows of ``U`` (points in their original features) that lie on few
+    parallel hyperplanes, of 3 to ``max_size`` rows (two distinct points are fit by any
+    network), smallest first, each once, never all of the rows: for each *level* feature
+    ``g`` (2 to ``max_levels`` distinct values), the rows whose value of ``g`` is in a
+    window of consecutive levels, among all rows and among the rows at each level of
+    another level feature.
+
+    Features with few values (sex, a count, a grade) are common in the data the exact
+    methods serve. The rows at one level lie in a hyperplane, at one level of two features
+    in a subspace of two dimensions fewer, so their exact search runs in fewer dimensions
+    than a spatial block of the same size (its cost grows like ``size ** (K * dim)``), and a
+    window of a few levels is a slab whose classes a network cannot fit independently level
+    by level. The windows overlap: they are rows of a joint cover
+    (:func:`~exactclf.maxout._joint.joint_cover_bound`), not a partition. Windows are
+    sets of rows, so an affine change of a feature's units (one that reverses its order
+    too) gives the same blocks.
+
+    Examples
+    --------
+    Sex (2 values) and a grade (3 values) are level features, the last column is not:
+
+    >>> U = np.array([[0, 1, 0.5], [0, 2, 1.5], [0, 3, 0.1], [1, 1, 2.5], [1, 3, 0.7],
+    ...               [1, 2, 0.3]])
+    >>> [b.tolist() for b in level_blocks(U, max_size=4, max_levels=3)]
+    [[0, 1, 2], [3, 4, 5], [0, 1, 3, 5], [1, 2, 4, 5]]
+    """
+    n = len(U)
+    levels = []
+    for j in range(U.shape[1]):
+        values, code = np.unique(U[:, j], return_inverse=True)
+        if 2 <= len(values) <= max_levels:
+            levels.append((len(values), code))
+    seen, blocks = set(), []
+    for g, (n_levels, code) in enumerate(levels):
+        groups = [np.arange(n)] + [np.flatnonzero(other == v)
+                                   for f, (m, other) in enumerate(levels) if f != g
+                                   for v in range(m)]
+        for rows in groups:
+            for width in range(1, n_levels + 1):
+                for first in range(n_levels - width + 1):
+                    at = code[rows]
+                    block = rows[(at >= first) & (at < first + width)]
+                    key = block.tobytes()
+                    if 3 <= len(block) <= max_size and len(block) < n and key not in seen:
+                        seen.add(key)
+                        blocks.append(block)
+    blocks.sort(key=len)
     return blocks
 
 

@@ -15,12 +15,13 @@ from sklearn.exceptions import ConvergenceWarning
 from test_deepice import _counting_kernel, _errors
 
 from exactclf import DeepICEMaxoutClassifier, _resources
-from exactclf._partition import error_blocks
+from exactclf._base import merge_duplicates
+from exactclf._partition import error_blocks, level_blocks
 from exactclf._search import ChunkResult, run_search
 from exactclf.linear._bounds import LowerBound
 from exactclf.linear._local_cover import LocalCoverBound, local_cover_bound
 from exactclf.maxout import _bounds, _coreset, _deepice, _exact, _portfolio
-from exactclf.maxout._bounds import partition_bound, spatial_blocks
+from exactclf.maxout._bounds import level_rows, partition_bound, spatial_blocks
 from exactclf.maxout._cliques import clique_cover_bound
 from exactclf.maxout._coreset import CoresetResult, coreset_union
 from exactclf.maxout._exact import (
@@ -158,6 +159,105 @@ def test_joint_cover_ignores_obstructions_met_at_a_tie():
     blocks = [(np.array([1]), 0.0)]
     assert joint_cover_bound(want, other, [np.array([0, 2])], blocks, time_limit=5).value == 0.5
     assert joint_cover_bound(want, other, [np.array([0, 1])], blocks, time_limit=5).value == 1.5
+
+
+def _is_level_window(U, block):
+    """Whether ``block`` is the rows whose value of some feature lies between its least and
+    largest value in the block, among all rows or among those at one value of another
+    feature that the whole block shares."""
+    for g in range(U.shape[1]):
+        lo, hi = U[block, g].min(), U[block, g].max()
+        window = (U[:, g] >= lo) & (U[:, g] <= hi)
+        shared = [f for f in range(U.shape[1])
+                  if f != g and np.all(U[block, f] == U[block[0], f])]
+        groups = [np.ones(len(U), dtype=bool)] + [U[:, f] == U[block[0], f] for f in shared]
+        if any(np.array_equal(np.flatnonzero(window & at), np.sort(block)) for at in groups):
+            return True
+    return False
+
+
+def test_level_blocks_are_windows_whatever_the_units_and_the_row_order():
+    """Every block is a window of consecutive levels of a feature with few values (within
+    one level of another), of 3 to max_size rows, each once; an affine change of units
+    (reversing a feature's order too) gives the same blocks, permuted rows the permuted
+    blocks, and a feature with more than ``max_levels`` values cuts none."""
+    rng = np.random.default_rng(0)
+    U = np.unique(np.c_[rng.integers(0, 2, 80), rng.integers(0, 5, 80),
+                        rng.normal(size=80)], axis=0)
+    blocks = level_blocks(U, max_size=30)
+    keys = {tuple(sorted(b)) for b in blocks}
+    assert len(keys) == len(blocks) > 10
+    assert [len(b) for b in blocks] == sorted(len(b) for b in blocks)
+    for b in blocks:
+        assert 3 <= len(b) <= 30 and _is_level_window(U, b)
+        assert len(np.unique(U[b, 2])) == len(b)  # the continuous feature cuts nothing
+    moved = U * np.array([-3.0, 2.5, 1e-3]) + np.array([7.0, -1e6, 5.0])
+    assert {tuple(sorted(b)) for b in level_blocks(moved, max_size=30)} == keys
+    perm = rng.permutation(len(U))
+    assert ({tuple(sorted(perm[b])) for b in level_blocks(U[perm], max_size=30)} == keys)
+    assert level_blocks(U[:, 2:], max_size=30) == []
+
+
+def test_level_rows_never_exceed_their_blocks_optimum():
+    """Level blocks of integer-grid points (8 instances, K = 1..3, both polarities, with and
+    without a network's cap, conflicts and heavier points): each block proven is above its
+    conflicting duplicates and at most its brute-force optimum, and some are proven."""
+    proven = 0
+    for seed in range(8):
+        rng = np.random.default_rng(400 + seed)
+        Z, wpos, wneg = random_instance(rng, "grid", int(rng.integers(6, 12)), 2 + seed % 2)
+        if seed % 2:
+            wpos = wpos + rng.integers(0, 2, len(Z))
+        blocks = level_blocks(Z, max_size=len(Z))
+        assert blocks
+        for K in (1, 2, 3):
+            for want_w, other_w in ((wpos, wneg), (wneg, wpos)):
+                planes = [(rng.normal(size=Z.shape[1]), rng.normal()) for _ in range(K)]
+                for cap in (None, planes):
+                    rows, interrupted = level_rows(Z, want_w, other_w, K, blocks,
+                                                   planes=cap, time_limit=30)
+                    assert not interrupted
+                    for b, v in rows:
+                        assert np.minimum(want_w[b], other_w[b]).sum() < v
+                        assert v <= brute_force_union(Z, want_w, other_w, K, rows=b)
+                    proven += len(rows)
+    assert proven
+
+
+def test_portfolio_bounds_blocks_at_few_levels(monkeypatch):
+    """The portfolio (K = 2) on points with a feature of 4 levels: its level blocks are searched,
+    each proven one is at most its block's optimum, and the fit's bound is at most the
+    brute-force optimum."""
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    calls = []
+
+    def spy(Z, want_w, other_w, K, blocks, **kw):
+        rows, interrupted = level_rows(Z, want_w, other_w, K, blocks, **kw)
+        calls.append((Z, want_w, other_w, K, rows))
+        return rows, interrupted
+
+    monkeypatch.setattr(_portfolio, "level_rows", spy)
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_LINEAR", 0)
+    # without the obstruction covers and the heuristic's pass sums, which prove such small
+    # sets at once
+    _no_pair_cover(monkeypatch)
+    monkeypatch.setattr(_portfolio, "coreset_union", lambda *a, **k: dataclasses.replace(
+        coreset_union(*a, **k), lower_bound=0.0))
+    monkeypatch.setattr(_portfolio, "local_cover_bound", lambda Z, want_w, other_w, **kw:
+                        LocalCoverBound(float(np.minimum(want_w, other_w).sum()),
+                                        "conflicting duplicates"))
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.integers(0, 4, 14), rng.normal(size=14)]
+    y = (np.abs(X[:, 1] - 0.3 * X[:, 0]) + rng.normal(size=14) > 0.6).astype(int)
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=5, random_state=0,
+                                  device="cpu").fit(X, y)
+    assert clf.method_ == "portfolio" and calls and any(rows for *_, rows in calls)
+    Z, wpos, wneg = merge_duplicates(X, y == 1, np.ones(14))[:3]
+    best = min(brute_force_union(Z, wpos, wneg, 2), brute_force_union(Z, wneg, wpos, 2))
+    assert clf.lower_bound_ <= best <= clf.training_errors_ == _errors(clf, X, y)
+    for Zf, want_w, other_w, K, rows in calls:
+        for b, v in rows:
+            assert v <= brute_force_union(Zf, want_w, other_w, K, rows=b)
 
 
 @pytest.mark.parametrize("seed", range(6))

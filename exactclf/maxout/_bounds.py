@@ -25,14 +25,14 @@ import numpy as np
 
 from .._certificate import StopReason
 from .._combinatorics import n_combinations
-from .._geometry import affine_frame
+from .._geometry import RANK_RTOL, affine_frame
 from .._partition import error_blocks, solve_blocks, spatial_blocks
 from .._resources import effective_workers, fits_memory
 from .._warnings import warn
 from ..linear._bounds import LowerBound, conflict_bound
 from ._exact import exact_union, family_bytes, union_on
 
-__all__ = ["PLANE_RATE", "PartitionBound", "partition_bound", "spatial_blocks"]
+__all__ = ["PLANE_RATE", "PartitionBound", "level_rows", "partition_bound", "spatial_blocks"]
 
 #: candidate K-tuples (before pruning) of one block's exact search, at the first block size
 _FIRST_BLOCK_TUPLES = 2e7
@@ -333,3 +333,58 @@ def partition_bound(
         best.interrupted = True
         best.blocks = solved
         return best
+
+
+def _block_dim(Z: np.ndarray) -> int:
+    """The dimension of the affine hull of points already in a well-conditioned frame."""
+    if len(Z) < 2:
+        return 0
+    s = np.linalg.svd(Z - Z.mean(axis=0), compute_uv=False)
+    return int((s > RANK_RTOL * s[0]).sum()) if s[0] > 0 else 0
+
+
+def level_rows(Z, want_w, other_w, K, blocks, *, planes=None, time_limit: float,
+               n_jobs=None) -> tuple[list, bool]:
+    """Exact optima of the overlapping ``blocks`` of the points (e.g.
+    :func:`~exactclf._partition.level_blocks`), cheapest search first, on ``n_jobs`` workers
+    while ``time_limit`` lasts: the blocks proven above their conflicting duplicates, with
+    their bounds (rows of :func:`~._joint.joint_cover_bound`), and whether Ctrl-C stopped
+    them.
+
+    A block's cost is its K-tuples of candidates (:func:`_log_tuples`) in the dimension of
+    its own affine hull, which for points at one level of a feature is one less than the
+    data's. ``planes`` (a network of this polarity) caps each search at its errors on the
+    block, plus one, and skips the blocks where it errs only on conflicting duplicates.
+    A block whose candidate family alone would outlast the time left is not started; one
+    still running at the end is dropped.
+    """
+    deadline = time.time() + time_limit
+    inside = union_on(Z, planes) if planes else None
+    jobs_of = []
+    for b in blocks:
+        floor = conflict_bound(want_w[b], other_w[b]).value
+        cap = (np.inf if inside is None else
+               float(other_w[b][inside[b]].sum() + want_w[b][~inside[b]].sum()) + 1)
+        if cap > floor + 1:
+            dim = _block_dim(Z[b])
+            jobs_of.append((_log_tuples(len(b), dim, K), dim, b, floor, cap))
+    jobs_of.sort(key=lambda job: job[0])
+    solved, interrupted = [], False
+
+    def jobs():
+        for k, (_, dim, b, _, cap) in enumerate(jobs_of):
+            left = deadline - time.time()
+            if left <= 0 or n_combinations(len(b), dim) > left * PLANE_RATE:
+                return
+            yield k, _block_optimum, (Z[b], want_w[b], other_w[b], K, cap, deadline)
+
+    try:
+        for k, (value, complete, stopped) in solve_blocks(jobs(), n_jobs):
+            interrupted = interrupted or stopped
+            if complete and value > jobs_of[k][3]:
+                solved.append((jobs_of[k][2], value))
+    except KeyboardInterrupt:
+        warn("Deep-ICE level bound interrupted: returning the blocks proven so far",
+             RuntimeWarning)
+        interrupted = True
+    return solved, interrupted

@@ -290,7 +290,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             self.heap_size, self.coreset_stop, self.shrink, self.n_shuffles,
             seed=check_random_state(self.random_state).randint(2**31), backend=backend,
             n_jobs=n_jobs, verbose=self.verbose)
-        results = MaxoutSearch(Z, searches, K, settings, t0).run()
+        results = MaxoutSearch(Z, searches, K, settings, t0, U=data.U).run()
         # the bound holds for the network class: the weaker of the polarities' bounds (a
         # polarity not searched, after an interrupt, only by its conflicting duplicates)
         conflicts = conflict_bound(wpos, wneg)

@@ -38,12 +38,13 @@ import numpy as np
 from .._backend import Backend
 from .._certificate import StopReason
 from .._combinatorics import n_combinations
+from .._partition import level_blocks
 from .._resources import fits_memory
 from .._warnings import warn
 from ..linear._bounds import conflict_bound
 from ..linear._local_cover import local_cover_bound
 from ..linear._portfolio import solve_portfolio
-from ._bounds import PLANE_RATE, PartitionBound, partition_bound
+from ._bounds import PLANE_RATE, PartitionBound, level_rows, partition_bound
 from ._cliques import clique_cover_bound
 from ._coreset import coreset_union, realize_on, refine
 from ._exact import (
@@ -104,6 +105,9 @@ _OBSTRUCTION_SECONDS = 30.0
 #: and for K >= 2 the same for the cover of obstructions of K + 1 pairwise blocked points
 _PAIR_SHARE = 0.15
 _PAIR_SECONDS = 60.0
+#: share of the budget for the exact optima of blocks at few levels of the features that
+#: take few values (for K >= 2, after the obstruction covers)
+_LEVEL_SHARE = 0.3
 #: share of the budget kept for the joint cover of the obstructions and blocks proven (its
 #: MIP), after the bounds and before the networks get what is left, when a cover (one of
 #: ``_COVERS``) holds the fit's bound after partitions were tried
@@ -203,12 +207,17 @@ class MaxoutSearch:
     order of the ties (the first wins them), ``t0`` is when the fit started
     (``time.perf_counter()``); :meth:`run` returns the results by polarity.
 
+    ``U`` (the points of ``Z`` in their original features, optional) shows which features
+    take few values: blocks at a few of their levels are bounded first
+    (:meth:`_levels`).
+
     ``results`` holds the best network of each polarity searched so far; the portfolio's
     ``budget`` and ``deadline`` are set when it starts.
     """
 
-    def __init__(self, Z, searches, K: int, settings: SearchSettings, t0: float):
+    def __init__(self, Z, searches, K: int, settings: SearchSettings, t0: float, U=None):
         self.Z, self.searches, self.K, self.settings, self.t0 = Z, searches, K, settings, t0
+        self.U = U
         self.weights = {p: (want_w, other_w) for p, want_w, other_w in searches}
         self.results: dict[int, PolarityResult] = {}
         self.budget = (settings.time_limit if settings.time_limit is not None
@@ -463,6 +472,10 @@ class MaxoutSearch:
                                          _OBSTRUCTION_SECONDS),
                               min(_PAIR_SHARE * self.budget, _PAIR_SECONDS)):
             return True
+        # the joint cover that joins the level blocks keeps its share
+        if self._levels(order, min(time.perf_counter() + _LEVEL_SHARE * self.budget,
+                                   self.deadline - _JOINT_SHARE * self.budget)):
+            return True
         for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
             if phase == "bounds":
                 if self._bounds(order, self.t0 + _BOUND_SHARE * self.budget,
@@ -597,6 +610,39 @@ class MaxoutSearch:
             if self._take_cover(p, pairs, "pair obstruction cover"):
                 return True
         return False
+
+    def _levels(self, order, until) -> bool:
+        """For K >= 2, the exact optima of blocks at a few levels of the features that take
+        few values (:func:`~exactclf._partition.level_blocks`, searched by
+        :func:`~._bounds.level_rows` until ``until``, a ``time.perf_counter()`` value) for the
+        open polarity whose bound is the fit's, as rows of its joint cover, which then runs;
+        True if Ctrl-C stopped them."""
+        seconds = until - time.perf_counter()
+        if self.K == 1 or self.U is None or seconds <= 0:
+            return False
+        open_ = [p for p in order if self.results[p].lower < self.incumbent()]
+        if not open_:
+            return False
+        p = min(open_, key=lambda q: self.results[q].lower)
+        res, (want_w, other_w) = self.results[p], self.weights[p]
+        # blocks in a hyperplane whose candidate family could be enumerated in time
+        dim = max(self.Z.shape[1] - 1, 1)
+        size = len(self.Z)
+        while size > 3 and n_combinations(size, dim) > seconds * PLANE_RATE:
+            size = int(size / 1.1)
+        blocks = level_blocks(self.U, max_size=size)
+        if not blocks:
+            return False
+        rows, interrupted = level_rows(self.Z, want_w, other_w, self.K, blocks,
+                                       planes=res.planes, time_limit=seconds,
+                                       n_jobs=self.settings.n_jobs)
+        res.rows.add(blocks=rows)
+        self.say(f"polarity {p:+d}: {len(rows)} of {len(blocks)} level blocks proven above "
+                 "their conflicts")
+        if interrupted:
+            res.stop_reason = StopReason.INTERRUPTED
+            return True
+        return bool(rows) and self._joint(order)
 
     def _bounds_fit(self, polarity) -> bool:
         """Whether ``polarity``'s bound is the fit's (the least of the polarities'): raising
