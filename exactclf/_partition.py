@@ -31,12 +31,14 @@ from joblib import Parallel, delayed
 
 from ._resources import effective_workers
 
-__all__ = ["MAX_LEVELS", "error_blocks", "level_blocks", "merged_pairs", "random_blocks",
-           "solve_blocks", "spatial_blocks"]
+__all__ = ["MAX_LEVELS", "MAX_LEVEL_ROWS", "error_blocks", "level_blocks", "merged_pairs",
+           "random_blocks", "solve_blocks", "spatial_blocks"]
 
 #: a feature with at most this many distinct values among the points is a *level* feature:
 #: its values cut the points into parallel hyperplanes (see :func:`level_blocks`)
 MAX_LEVELS = 16
+#: the rows of all the blocks of :func:`level_blocks` together, at most (16 MB of indices)
+MAX_LEVEL_ROWS = 2_000_000
 
 
 def spatial_blocks(Z: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -133,14 +135,15 @@ def error_blocks(Z: np.ndarray, errors: np.ndarray, size: int,
     return blocks
 
 
-def level_blocks(U: np.ndarray, max_size: int, max_levels: int = MAX_LEVELS
-                 ) -> list[np.ndarray]:
+def level_blocks(U: np.ndarray, max_size: int, max_levels: int = MAX_LEVELS,
+                 max_rows: int = MAX_LEVEL_ROWS) -> list[np.ndarray]:
     """Blocks of the rows of ``U`` (points in their original features) that lie on few
     parallel hyperplanes, of 3 to ``max_size`` rows (two distinct points are fit by any
     network), smallest first, each once, never all of the rows: for each *level* feature
     ``g`` (2 to ``max_levels`` distinct values), the rows whose value of ``g`` is in a
     window of consecutive levels, among all rows and among the rows at each level of
-    another level feature.
+    another level feature. The blocks hold at most ``max_rows`` rows together (the smallest
+    blocks kept: they are the ones whose search completes).
 
     Features with few values (sex, a count, a grade) are common in the data the exact
     methods serve. The rows at one level lie in a hyperplane, at one level of two features
@@ -167,21 +170,34 @@ def level_blocks(U: np.ndarray, max_size: int, max_levels: int = MAX_LEVELS
         values, code = np.unique(U[:, j], return_inverse=True)
         if 2 <= len(values) <= max_levels:
             levels.append((len(values), code))
-    seen, blocks = set(), []
+    # the rows at each level of each level feature, once (not once per feature windowed)
+    at_level = [[np.flatnonzero(code == v) for v in range(m)] for m, code in levels]
+    # the windows' sizes first (from level counts), so that only the smallest are built
+    windows = []
     for g, (n_levels, code) in enumerate(levels):
-        groups = [np.arange(n)] + [np.flatnonzero(other == v)
-                                   for f, (m, other) in enumerate(levels) if f != g
-                                   for v in range(m)]
-        for rows in groups:
+        groups = [None] + [(f, v) for f, (m, _) in enumerate(levels) if f != g
+                           for v in range(m)]
+        for group in groups:
+            rows = slice(None) if group is None else at_level[group[0]][group[1]]
+            ends = np.r_[0, np.cumsum(np.bincount(code[rows], minlength=n_levels))]
             for width in range(1, n_levels + 1):
                 for first in range(n_levels - width + 1):
-                    at = code[rows]
-                    block = rows[(at >= first) & (at < first + width)]
-                    key = block.tobytes()
-                    if 3 <= len(block) <= max_size and len(block) < n and key not in seen:
-                        seen.add(key)
-                        blocks.append(block)
-    blocks.sort(key=len)
+                    size = int(ends[first + width] - ends[first])
+                    if 3 <= size <= max_size and size < n:
+                        windows.append((size, g, group, first, width))
+    windows.sort(key=lambda w: w[0])
+    seen, blocks, total = set(), [], 0
+    for size, g, group, first, width in windows:
+        if total + size > max_rows:
+            break
+        rows = np.arange(n) if group is None else at_level[group[0]][group[1]]
+        at = levels[g][1][rows]
+        block = rows[(at >= first) & (at < first + width)]
+        key = block.tobytes()
+        if key not in seen:
+            seen.add(key)
+            blocks.append(block)
+            total += size
     return blocks
 
 

@@ -180,7 +180,8 @@ def test_level_blocks_are_windows_whatever_the_units_and_the_row_order():
     """Every block is a window of consecutive levels of a feature with few values (within
     one level of another), of 3 to max_size rows, each once; an affine change of units
     (reversing a feature's order too) gives the same blocks, permuted rows the permuted
-    blocks, and a feature with more than ``max_levels`` values cuts none."""
+    blocks, and a feature with more than ``max_levels`` values cuts none; ``max_rows``
+    keeps the smallest blocks."""
     rng = np.random.default_rng(0)
     U = np.unique(np.c_[rng.integers(0, 2, 80), rng.integers(0, 5, 80),
                         rng.normal(size=80)], axis=0)
@@ -196,6 +197,9 @@ def test_level_blocks_are_windows_whatever_the_units_and_the_row_order():
     perm = rng.permutation(len(U))
     assert ({tuple(sorted(perm[b])) for b in level_blocks(U[perm], max_size=30)} == keys)
     assert level_blocks(U[:, 2:], max_size=30) == []
+    few = level_blocks(U, max_size=30, max_rows=100)  # the smallest blocks, within 100 rows
+    assert 0 < sum(map(len, few)) <= 100
+    assert [b.tolist() for b in few] == [b.tolist() for b in blocks[:len(few)]]
 
 
 def test_level_rows_never_exceed_their_blocks_optimum():
