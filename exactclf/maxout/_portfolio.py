@@ -460,8 +460,9 @@ class MaxoutSearch:
         return True
 
     def _prove(self, order) -> bool:
-        """Partition bounds and exact searches for the polarities in ``order``, then the
-        bounds again in the time left, the joint cover last; True if Ctrl-C stopped them."""
+        """Obstruction covers, level blocks and partition bounds, and exact searches, for the
+        polarities in ``order``, then the bounds again in the time left, the joint cover
+        last; True if Ctrl-C stopped them."""
         dim = self.Z.shape[1]
         planes = n_combinations(len(self.Z), dim) if dim else 1
         # an exact search whose family is cheap is tried before the bounds (it often
@@ -472,12 +473,12 @@ class MaxoutSearch:
                                          _OBSTRUCTION_SECONDS),
                               min(_PAIR_SHARE * self.budget, _PAIR_SECONDS)):
             return True
-        # the joint cover that joins the level blocks keeps its share
-        if self._levels(order, min(time.perf_counter() + _LEVEL_SHARE * self.budget,
-                                   self.deadline - _JOINT_SHARE * self.budget)):
-            return True
         for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
             if phase == "bounds":
+                # level blocks first; the joint cover that joins them keeps its share
+                if self._levels(order, min(time.perf_counter() + _LEVEL_SHARE * self.budget,
+                                           self.deadline - _JOINT_SHARE * self.budget)):
+                    return True
                 if self._bounds(order, self.t0 + _BOUND_SHARE * self.budget,
                                 self.settings.seed):
                     return True
