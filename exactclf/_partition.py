@@ -135,11 +135,11 @@ def error_blocks(Z: np.ndarray, errors: np.ndarray, size: int,
     return blocks
 
 
-def level_blocks(U: np.ndarray, max_size: int, max_levels: int = MAX_LEVELS,
+def level_blocks(U: np.ndarray, max_size: int | None = None, max_levels: int = MAX_LEVELS,
                  max_rows: int = MAX_LEVEL_ROWS) -> list[np.ndarray]:
     """Blocks of the rows of ``U`` (points in their original features) that lie on few
-    parallel hyperplanes, of 3 to ``max_size`` rows (two distinct points are fit by any
-    network), smallest first, each once, never all of the rows: for each *level* feature
+    parallel hyperplanes, of 3 to ``max_size`` rows (default: any; two distinct points are
+    fit by any network), smallest first, each once, never all of the rows: for each *level* feature
     ``g`` (2 to ``max_levels`` distinct values), the rows whose value of ``g`` is in a
     window of consecutive levels, among all rows and among the rows at each level of
     another level feature. The blocks hold at most ``max_rows`` rows together (the smallest
@@ -165,6 +165,8 @@ def level_blocks(U: np.ndarray, max_size: int, max_levels: int = MAX_LEVELS,
     [[0, 1, 2], [3, 4, 5], [0, 1, 3, 5], [1, 2, 4, 5]]
     """
     n = len(U)
+    max_size = n if max_size is None else max_size
+    everything = np.arange(n)
     levels = []
     for j in range(U.shape[1]):
         values, code = np.unique(U[:, j], return_inverse=True)
@@ -178,7 +180,7 @@ def level_blocks(U: np.ndarray, max_size: int, max_levels: int = MAX_LEVELS,
         groups = [None] + [(f, v) for f, (m, _) in enumerate(levels) if f != g
                            for v in range(m)]
         for group in groups:
-            rows = slice(None) if group is None else at_level[group[0]][group[1]]
+            rows = everything if group is None else at_level[group[0]][group[1]]
             ends = np.r_[0, np.cumsum(np.bincount(code[rows], minlength=n_levels))]
             for width in range(1, n_levels + 1):
                 for first in range(n_levels - width + 1):
@@ -190,7 +192,7 @@ def level_blocks(U: np.ndarray, max_size: int, max_levels: int = MAX_LEVELS,
     for size, g, group, first, width in windows:
         if total + size > max_rows:
             break
-        rows = np.arange(n) if group is None else at_level[group[0]][group[1]]
+        rows = everything if group is None else at_level[group[0]][group[1]]
         at = levels[g][1][rows]
         block = rows[(at >= first) & (at < first + width)]
         key = block.tobytes()

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._certificate import StopReason
 from .._combinatorics import n_combinations
-from .._geometry import RANK_RTOL, affine_frame
+from .._geometry import affine_frame
 from .._partition import error_blocks, solve_blocks, spatial_blocks
 from .._resources import effective_workers, fits_memory
 from .._warnings import warn
@@ -131,6 +131,11 @@ def _block_optimum(Z, want_w, other_w, K, cap, until) -> tuple[float, bool, bool
             res.stop_reason == StopReason.INTERRUPTED)
 
 
+def _errors_on(block, inside, want_w, other_w) -> float:
+    """The errors on ``block`` of the network whose union holds the points ``inside``."""
+    return float(other_w[block][inside[block]].sum() + want_w[block][~inside[block]].sum())
+
+
 @dataclass
 class _Sums:
     """A partition's blocks as their searches come back: each block's proven bound (its
@@ -161,8 +166,8 @@ def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadl
     floor = [conflict_bound(want_w[b], other_w[b]).value for b in blocks]
     # what each block can still add at most (its optimum is at most the network's errors
     # there): a partition that cannot beat the best sum is dropped early
-    ceiling = ([float(other_w[b][inside[b]].sum() + want_w[b][~inside[b]].sum())
-                for b in blocks] if inside is not None else None)
+    ceiling = ([_errors_on(b, inside, want_w, other_w) for b in blocks]
+               if inside is not None else None)
     sums = _Sums(list(floor), floor)
     done = [False] * len(blocks)
 
@@ -335,14 +340,6 @@ def partition_bound(
         return best
 
 
-def _block_dim(Z: np.ndarray) -> int:
-    """The dimension of the affine hull of points already in a well-conditioned frame."""
-    if len(Z) < 2:
-        return 0
-    s = np.linalg.svd(Z - Z.mean(axis=0), compute_uv=False)
-    return int((s > RANK_RTOL * s[0]).sum()) if s[0] > 0 else 0
-
-
 def level_rows(Z, want_w, other_w, K, blocks, *, planes=None, time_limit: float,
                n_jobs=None) -> tuple[list, bool]:
     """Exact optima of the overlapping ``blocks`` of the points (e.g.
@@ -363,10 +360,9 @@ def level_rows(Z, want_w, other_w, K, blocks, *, planes=None, time_limit: float,
     jobs_of = []
     for b in blocks:
         floor = conflict_bound(want_w[b], other_w[b]).value
-        cap = (np.inf if inside is None else
-               float(other_w[b][inside[b]].sum() + want_w[b][~inside[b]].sum()) + 1)
+        cap = np.inf if inside is None else _errors_on(b, inside, want_w, other_w) + 1
         if cap > floor + 1:
-            dim = _block_dim(Z[b])
+            dim = affine_frame(Z[b], standardize=False).dim
             jobs_of.append((_log_tuples(len(b), dim, K), dim, b, floor, cap))
     jobs_of.sort(key=lambda job: job[0])
     solved, interrupted = [], False

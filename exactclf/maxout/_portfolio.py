@@ -626,12 +626,8 @@ class MaxoutSearch:
             return False
         p = min(open_, key=lambda q: self.results[q].lower)
         res, (want_w, other_w) = self.results[p], self.weights[p]
-        # blocks in a hyperplane whose candidate family could be enumerated in time
-        dim = max(self.Z.shape[1] - 1, 1)
-        size = len(self.Z)
-        while size > 3 and n_combinations(size, dim) > seconds * PLANE_RATE:
-            size = int(size / 1.1)
-        blocks = level_blocks(self.U, max_size=size)
+        # level_rows starts only the blocks whose candidate family fits the time left
+        blocks = level_blocks(self.U)
         if not blocks:
             return False
         rows, interrupted = level_rows(self.Z, want_w, other_w, self.K, blocks,
