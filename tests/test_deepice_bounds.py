@@ -265,6 +265,52 @@ def test_portfolio_bounds_blocks_at_few_levels(monkeypatch):
             assert v <= brute_force_union(Zf, want_w, other_w, K, rows=b)
 
 
+def test_ctrl_c_in_the_level_blocks_keeps_what_is_proven(monkeypatch):
+    """Ctrl-C in the second level block's search: a warning, at most the first block's row
+    kept (as the uninterrupted run proves it), the rest dropped; and a portfolio whose
+    level phase is interrupted returns its network, realized, marked interrupted and not
+    optimal."""
+    rng = np.random.default_rng(6)
+    Z = np.c_[rng.integers(0, 4, 14), rng.normal(size=14)]
+    y = np.abs(Z[:, 1] - 0.3 * Z[:, 0]) + rng.normal(size=14) > 0.6
+    want_w, other_w = y.astype(float), (~y).astype(float)
+    blocks = level_blocks(Z)
+    full, _ = level_rows(Z, want_w, other_w, 2, blocks, time_limit=30, n_jobs=1)
+    calls = []
+
+    def second_interrupts(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return _bounds._block_optimum(*args)
+
+    monkeypatch.setattr(_bounds, "_block_optimum", second_interrupts)
+    with pytest.warns(RuntimeWarning, match="level bound interrupted"):
+        rows, interrupted = level_rows(Z, want_w, other_w, 2, blocks, time_limit=30,
+                                       n_jobs=1)
+    assert interrupted and len(calls) == 2
+    # what the first search proved, if anything, and nothing else
+    proven = [(b.tolist(), v) for b, v in full]
+    assert len(rows) <= 1 and all((b.tolist(), v) in proven for b, v in rows)
+    monkeypatch.undo()
+
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_portfolio, "PLANE_RATE", 1e-9)
+    _no_pair_cover(monkeypatch)
+    monkeypatch.setattr(_portfolio, "local_cover_bound", lambda Z, want_w, other_w, **kw:
+                        LocalCoverBound(float(np.minimum(want_w, other_w).sum()),
+                                        "conflicting duplicates"))
+    monkeypatch.setattr(_portfolio, "coreset_union", lambda *a, **k: dataclasses.replace(
+        coreset_union(*a, **k), lower_bound=0.0))
+    monkeypatch.setattr(_portfolio, "level_rows", lambda *a, **k: ([], True))
+    clf = DeepICEMaxoutClassifier(n_hyperplanes=2, time_limit=5, random_state=0,
+                                  device="cpu")
+    with pytest.warns(ConvergenceWarning, match="interrupted"):
+        clf.fit(Z, y.astype(int))
+    assert clf.stop_reason_ == "interrupted" and not clf.is_optimal_
+    assert clf.training_errors_ == _errors(clf, Z, y.astype(int)) >= clf.lower_bound_
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_pair_obstructions_of_blocked_triangles(seed):
     """Triangles of the union's class whose sides are blocked by points of the other class
