@@ -61,6 +61,12 @@ def brute_force_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K:
                         + ~inside @ np.asarray(want_w, dtype=np.float64)))
 
 
+def brute_force_network(Z: np.ndarray, wpos: np.ndarray, wneg: np.ndarray, K: int) -> float:
+    """Minimum weighted errors of a maxout network of K half-spaces of either polarity (the
+    union of half-spaces calling either class): :func:`brute_force_union` both ways."""
+    return min(brute_force_union(Z, wpos, wneg, K), brute_force_union(Z, wneg, wpos, K))
+
+
 def brute_force_min01(Z: np.ndarray, wpos: np.ndarray, wneg: np.ndarray) -> float:
     """Minimum weighted 0-1 loss over all 2^n labelings that an LP proves separable."""
     n = len(Z)

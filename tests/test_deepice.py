@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import brute_force_union, random_instance, strictly_separable
+from _helpers import brute_force_network, brute_force_union, random_instance, strictly_separable
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from exactclf import DeepICEMaxoutClassifier
@@ -150,7 +150,7 @@ def test_estimator_realizes_the_exact_optimum_with_duplicates(seed):
     U, inverse = np.unique(X, axis=0, return_inverse=True)
     wpos = np.bincount(inverse, weights=y == 1, minlength=len(U))
     wneg = np.bincount(inverse, weights=y == 0, minlength=len(U))
-    best = min(brute_force_union(U, wpos, wneg, 2), brute_force_union(U, wneg, wpos, 2))
+    best = brute_force_network(U, wpos, wneg, 2)
     assert clf.is_optimal_ and clf.training_errors_ == best == _errors(clf, X, y)
     assert clf.hyperplanes_.shape == (2, 3) and clf.polarity_ in (1, -1)
 
@@ -543,7 +543,7 @@ def test_generated_awkward_inputs_against_brute_force(seed):
     wneg = np.bincount(inverse, weights=ww[keep] * (y[keep] == 0), minlength=len(U))
     Uc = (U - U.mean(axis=0)) if len(U) > 1 else U * 0  # brute force on centered points
     for K in (1, 2, 3):
-        best = min(brute_force_union(Uc, wpos, wneg, K), brute_force_union(Uc, wneg, wpos, K))
+        best = brute_force_network(Uc, wpos, wneg, K)
         try:
             clf = DeepICEMaxoutClassifier(n_hyperplanes=K, method="exact",
                                           device="cpu").fit(X, y, w)

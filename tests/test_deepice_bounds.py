@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import brute_force_union, ctrl_c_after_first, random_instance
+from _helpers import brute_force_network, brute_force_union, ctrl_c_after_first, random_instance
 from sklearn.exceptions import ConvergenceWarning
 from test_deepice import _counting_kernel, _errors
 
@@ -258,7 +258,7 @@ def test_portfolio_bounds_blocks_at_few_levels(monkeypatch):
                                   device="cpu").fit(X, y)
     assert clf.method_ == "portfolio" and calls and any(rows for *_, rows in calls)
     Z, wpos, wneg = merge_duplicates(X, y == 1, np.ones(14))[:3]
-    best = min(brute_force_union(Z, wpos, wneg, 2), brute_force_union(Z, wneg, wpos, 2))
+    best = brute_force_network(Z, wpos, wneg, 2)
     assert clf.lower_bound_ <= best <= clf.training_errors_ == _errors(clf, X, y)
     for Zf, want_w, other_w, K, rows in calls:
         for b, v in rows:
@@ -385,7 +385,7 @@ def test_portfolio_against_brute_force(monkeypatch, seed):
     if len(set(y)) < 2:
         return
     for K in (1, 2, 3):
-        best = min(brute_force_union(Z, wpos, wneg, K), brute_force_union(Z, wneg, wpos, K))
+        best = brute_force_network(Z, wpos, wneg, K)
         clf = DeepICEMaxoutClassifier(n_hyperplanes=K, time_limit=20, coreset_size=3,
                                       coreset_stop=2, random_state=seed, device="cpu")
         with warnings.catch_warnings():

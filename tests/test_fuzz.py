@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from _helpers import brute_force_min01, brute_force_union
+from _helpers import brute_force_min01, brute_force_network
 from sklearn.exceptions import ConvergenceWarning
 
 from exactclf import (
@@ -167,17 +167,12 @@ def test_ice_certificates_hold(gen, seed, n, d):
     _assert_certified(clf, X, y, w, brute_force_min01(_standardized(U), wpos, wneg), True)
 
 
-def _brute_force_union2(Z, wpos, wneg):
-    """Best 2-plane maxout network of either polarity (unions of two separable sets)."""
-    return min(brute_force_union(Z, wpos, wneg, 2), brute_force_union(Z, wneg, wpos, 2))
-
-
 @pytest.mark.parametrize("gen, seed, n, d", list(_cases(2, 7, 2)))
 def test_deepice_certificates_hold(gen, seed, n, d):
     X, y, w = _data(gen, seed, n, d)
     clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=2, method="exact"), X, y, w)
     U, wpos, wneg = _merged(X, y, w)
-    _assert_certified(clf, X, y, w, _brute_force_union2(_standardized(U), wpos, wneg), True)
+    _assert_certified(clf, X, y, w, brute_force_network(_standardized(U), wpos, wneg, 2), True)
 
 
 @pytest.mark.parametrize("gen, seed, n, d", list(_cases(1, 9, 2)))
@@ -209,7 +204,7 @@ def test_deepice_portfolio_certificates_hold(monkeypatch, gen, seed, n, d):
     U, wpos, wneg = _merged(X, y, w)
     # one distinct point: a single half-space, the linear problem's exact search
     assert clf.method_ == ("portfolio" if len(U) > 1 else "exact")
-    _assert_certified(clf, X, y, w, _brute_force_union2(_standardized(U), wpos, wneg), False)
+    _assert_certified(clf, X, y, w, brute_force_network(_standardized(U), wpos, wneg, 2), False)
 
 
 # -- convex estimators: certificates re-checked on the returned model ----------------------
