@@ -97,7 +97,7 @@ def _round_cuts(prob, keep, K, rng, deadline, relations: dict) -> list[np.ndarra
     """Obstructions among the active points ``keep``: each sampled union point in the hull
     of other points alone, and the (K + 1)-cliques of the pairs of sampled union points that
     are blocked (indices into the active points; a clique's IISs, one per pair, go to
-    ``relations`` under the sorted tuple of its points)."""
+    ``relations`` in the points' indices, under the sorted tuple of its points)."""
     union = prob.pref_all[prob.active]
     pool = np.flatnonzero(keep & ~union)
     mine = np.flatnonzero(keep & union)
@@ -129,14 +129,10 @@ def _round_cuts(prob, keep, K, rng, deadline, relations: dict) -> list[np.ndarra
     for clique in _cliques(adjacent, K + 1, _MAX_CUTS):
         pairs = [witness[u, v] for u, v in combinations(clique, 2)]
         cuts.append(np.unique(np.concatenate(pairs)))
-        relations.setdefault(tuple(cuts[-1].tolist()), pairs)
+        # kept in the points' indices, as the bounds returned name them
+        relations.setdefault(tuple(sorted(prob.active[cuts[-1]].tolist())),
+                             [prob.active[t] for t in pairs])
     return cuts
-
-
-def _in_points(active: np.ndarray, relations: dict) -> dict:
-    """``relations`` with the active indices replaced by the points'."""
-    return {tuple(sorted(active[list(key)].tolist())): [active[t] for t in ts]
-            for key, ts in relations.items()}
 
 
 def clique_cover_bound(
@@ -198,7 +194,7 @@ def clique_cover_bound(
     master.add_cuts([position[c] for c in cuts if np.all(position[c] >= 0)])
     keep = np.ones(len(prob.active), dtype=bool)
     stalled = 0
-    relations: dict = {}  # a clique's IISs (active indices), by its sorted points
+    relations: dict = {}  # a clique's IISs (points' indices), by its sorted points
     try:
         while time.perf_counter() < deadline and stalled < _STALLED_ROUNDS:
             if not master.add_cuts(_round_cuts(prob, keep, K, rng, deadline, relations)):
@@ -209,7 +205,7 @@ def clique_cover_bound(
             if prob.base + bound > best.value:
                 best = LocalCoverBound(prob.base + bound, "pair obstruction cover",
                                        cuts=[prob.active[t] for t in master.cuts],
-                                       relations=_in_points(prob.active, relations))
+                                       relations=dict(relations))
                 stalled = 0
             else:
                 stalled += 1

@@ -621,10 +621,10 @@ class MaxoutSearch:
         seconds = until - time.perf_counter()
         if self.K == 1 or self.U is None or seconds <= 0:
             return False
-        open_ = [p for p in order if self.results[p].lower < self.incumbent()]
+        open_ = self._open(order)
         if not open_:
             return False
-        p = min(open_, key=lambda q: self.results[q].lower)
+        p = open_[0]
         res, (want_w, other_w) = self.results[p], self.weights[p]
         # level_rows starts only the blocks whose candidate family fits the time left
         blocks = level_blocks(self.U)
@@ -640,6 +640,12 @@ class MaxoutSearch:
             res.stop_reason = StopReason.INTERRUPTED
             return True
         return bool(rows) and self._joint(order)
+
+    def _open(self, order) -> list:
+        """The polarities of ``order`` whose bound leaves room below the best network (a
+        network of theirs could still beat it), lowest bound first, ties in ``order``."""
+        return sorted((p for p in order if self.results[p].lower < self.incumbent()),
+                      key=lambda p: self.results[p].lower)
 
     def _bounds_fit(self, polarity) -> bool:
         """Whether ``polarity``'s bound is the fit's (the least of the polarities'): raising
@@ -672,13 +678,11 @@ class MaxoutSearch:
         # no progress: only a size never reached before is
         largest = {p: results[p].size for p in order}
         while time.perf_counter() < until:
-            open_ = sorted((results[p].lower, p) for p in order
-                           if results[p].lower < incumbent
-                           and results[p].bound_method != "exact"
-                           and stalled[p] < _STALLED_PARTITIONS)
-            if not open_ or not self._bounds_fit(open_[0][1]):
+            open_ = [p for p in self._open(order) if results[p].bound_method != "exact"
+                     and stalled[p] < _STALLED_PARTITIONS]
+            if not open_ or not self._bounds_fit(open_[0]):
                 return False  # no open polarity holds the fit's bound (it stalled)
-            p = open_[0][1]
+            p = open_[0]
             seed += len(order)
             before = results[p].lower
             if self._improve_bound(p, incumbent, until - time.perf_counter(), seed):
@@ -719,10 +723,9 @@ class MaxoutSearch:
         (:func:`~._joint.joint_cover_bound`) of each open polarity whose bound is the
         fit's, lowest first, each in at most :data:`_JOINT_SHARE` of the budget; True if
         Ctrl-C stopped it."""
-        for p in sorted(order, key=lambda q: self.results[q].lower):
+        for p in self._open(order):
             res = self.results[p]
-            if (not res.rows.n_rows or res.lower >= self.incumbent() or self.left() <= 0
-                    or not self._bounds_fit(p)):
+            if not res.rows.n_rows or self.left() <= 0 or not self._bounds_fit(p):
                 continue
             want_w, other_w = self.weights[p]
             got = joint_cover_bound(want_w, other_w, res.rows.cuts.values(), res.rows.blocks,
