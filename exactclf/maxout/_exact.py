@@ -37,16 +37,20 @@ from .._search import Candidate, ChunkResult, run_search
 from .._separator import UnrealizableLabeling, max_margin_separator
 from ..linear._min01 import solve_min01
 from ._kernels_array import union_search_array
-from ._kernels_cpu import search_index, union_search_steps
+from ._kernels_cpu import drop_subsets, search_index, union_search_steps
 
 __all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
            "candidate_family", "estimate_union", "exact_union", "family_bytes",
-           "prepare_union", "realize_union", "union_errors", "union_on", "useful_planes"]
+           "prepare_union", "realize_union", "undominated", "union_errors", "union_on",
+           "useful_planes"]
 
 #: bytes per candidate half-space and point of an exact search's family (the boolean matrix,
 #: its float64 products and bitsets): a family that would not fit in memory is not built
 BYTES_PER_ENTRY = 12
 
+#: word operations the dominance checks of a candidate family may spend (about a second on
+#: one core): past them the remaining candidates are all kept
+_DOMINANCE_WORK = 1 << 30
 #: work of one kernel call, in word operations (a few milliseconds): the granularity at which
 #: deadlines and interrupts are honoured
 _STEP_WORDS = 1 << 22
@@ -134,12 +138,56 @@ def _bit_slices(weights: np.ndarray, n_words: int) -> np.ndarray:
     return _pack(((w[None, :] >> np.arange(levels)[:, None]) & 1).astype(bool), n_words)
 
 
+def undominated(family, want_w, other_w, max_work: int = _DOMINANCE_WORK) -> np.ndarray:
+    """Mask of the rows of the boolean ``family`` that suffice for unions: a row is dropped
+    when another holds every point it holds that is better inside a union (``want_w >
+    other_w``) and no point better outside that it lacks; with the same points better
+    outside, or the same points better inside (each group checked by :func:`drop_subsets`
+    within ``max_work`` word operations in all, which keeps the rest). Replacing a dropped
+    row by the row that drops it in any union errs no more, so the best union of the rows
+    kept is a best union of ``family``.
+
+    Examples
+    --------
+    Points 0 and 1 are better inside, point 2 outside. ``[1, 0, 1]`` and ``[0, 1, 1]`` are
+    dropped for ``[1, 1, 1]`` (the same point better outside, more inside); without it,
+    ``[0, 1, 1]`` is dropped for ``[0, 1, 0]`` (the same inside, less outside):
+
+    >>> want, other = np.array([1.0, 1, 0]), np.array([0.0, 0, 1])
+    >>> family = np.array([[1, 0, 1], [1, 1, 1], [0, 1, 1], [0, 1, 0]], dtype=bool)
+    >>> undominated(family, want, other).tolist()
+    [False, True, False, True]
+    >>> undominated(family[[0, 2, 3]], want, other).tolist()
+    [True, False, True]
+    """
+    good, bad = want_w > other_w, want_w < other_w
+    margin = np.abs(np.asarray(want_w, dtype=np.float64) - other_w)
+    keep = np.ones(len(family), dtype=bool)
+    # first within equal points better outside, keeping the most inside, then within equal
+    # points better inside, keeping the fewest outside
+    for same, compared, weight in ((bad, family[:, good], family[:, good] @ margin[good]),
+                                   (good, ~family[:, bad], ~family[:, bad] @ margin[bad])):
+        rows = np.flatnonzero(keep)
+        keys = _pack(family[rows][:, same], max(1, (int(same.sum()) + 63) // 64))
+        _, group = np.unique(keys, axis=0, return_inverse=True)
+        order = np.lexsort((rows, -weight[rows], group.ravel()))
+        g = group.ravel()[order]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1], True])
+        V = _pack(compared[rows[order]], max(1, (compared.shape[1] + 63) // 64))
+        keep[rows[order]] = drop_subsets(starts, V, max_work)
+    return keep
+
+
 def candidate_family(U, want_w, other_w, max_planes=None, deadline=None):
-    """The dominant realizable subsets of ``U`` (:func:`dominant_dichotomies`) sorted by
-    the unwanted weight they cover (ties in their own order): ``(family, cover)``.
-    ``TimeoutError`` once ``time.perf_counter()`` passes ``deadline``."""
+    """The dominant realizable subsets of ``U`` (:func:`dominant_dichotomies`), less those
+    another one dominates (:func:`undominated`) but with the empty and the full set (the
+    constants a search falls back on), sorted by the unwanted weight they cover (ties in
+    their own order): ``(family, cover)``. ``TimeoutError`` once ``time.perf_counter()``
+    passes ``deadline``."""
     family = dominant_dichotomies(U, want_w > other_w, max_planes=max_planes,
                                   deadline=deadline)
+    family = family[undominated(family, want_w, other_w) | ~family.any(axis=1)
+                    | family.all(axis=1)]
     cover = family.astype(np.float64) @ other_w
     order = np.lexsort((np.arange(len(family)), cover))
     return family[order], np.ascontiguousarray(cover[order])

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["popcount64", "search_index", "suffix_max", "union_search_cpu",
+__all__ = ["drop_subsets", "popcount64", "search_index", "suffix_max", "union_search_cpu",
            "union_search_steps"]
 
 
@@ -240,3 +240,36 @@ def union_search_cpu(S, cover, gain, want, unwanted, K, a, b, ub_lt, ub_le):
     state[1] = a
     return union_search_steps(S, cover, gain, *search_index(S, cover, gain), want, unwanted,
                               K, b, ub_lt, ub_le, state, -1)
+
+
+@njit(cache=True, nogil=True)
+def drop_subsets(starts, V, max_work):
+    """Which rows of the bitsets ``V`` to keep: within each group ``starts[g] <= j <
+    starts[g + 1]`` (rows ordered so that a superset comes before its subsets), row ``j`` is
+    dropped when a kept row of its group holds all its bits. Checks stop (keeping the rest)
+    once they have cost ``max_work`` word operations, so the cost is bounded and the same on
+    every machine."""
+    M, W = V.shape
+    keep = np.ones(M, dtype=np.bool_)
+    kept = np.empty(M, dtype=np.int64)
+    work = 0
+    for g in range(starts.shape[0] - 1):
+        n_kept = 0
+        for j in range(starts[g], starts[g + 1]):
+            if work >= max_work:
+                return keep
+            for k in range(n_kept):
+                i = kept[k]
+                work += W
+                inside = True
+                for w in range(W):
+                    if V[j, w] & ~V[i, w]:
+                        inside = False
+                        break
+                if inside:
+                    keep[j] = False
+                    break
+            if keep[j]:
+                kept[n_kept] = j
+                n_kept += 1
+    return keep
