@@ -37,7 +37,7 @@ from .._search import Candidate, ChunkResult, run_search
 from .._separator import UnrealizableLabeling, max_margin_separator
 from ..linear._min01 import solve_min01
 from ._kernels_array import union_search_array
-from ._kernels_cpu import drop_subsets, search_index, union_search_steps
+from ._kernels_cpu import drop_subsets, pack_columns, search_index, union_search_steps
 
 __all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
            "candidate_family", "estimate_union", "exact_union", "family_bytes",
@@ -161,20 +161,19 @@ def undominated(family, want_w, other_w, max_work: int = _DOMINANCE_WORK) -> np.
     [True, False, True]
     """
     good, bad = want_w > other_w, want_w < other_w
-    margin = np.abs(np.asarray(want_w, dtype=np.float64) - other_w)
+    family = np.ascontiguousarray(family, dtype=bool)
+    (G, n_good), (B, n_bad) = (pack_columns(family, np.flatnonzero(good)),
+                               pack_columns(family, np.flatnonzero(bad)))
     keep = np.ones(len(family), dtype=bool)
     # first within equal points better outside, keeping the most inside, then within equal
-    # points better inside, keeping the fewest outside
-    for same, compared, weight in ((bad, family[:, good], family[:, good] @ margin[good]),
-                                   (good, ~family[:, bad], ~family[:, bad] @ margin[bad])):
+    # points better inside, keeping the fewest outside (the complement of those outside
+    # holding the most): a strict superset counts more points, so it comes first
+    for key, V, count in ((B, G, -n_good), (G, ~B, n_bad)):
         rows = np.flatnonzero(keep)
-        keys = _pack(family[rows][:, same], max(1, (int(same.sum()) + 63) // 64))
-        _, group = np.unique(keys, axis=0, return_inverse=True)
-        order = np.lexsort((rows, -weight[rows], group.ravel()))
-        g = group.ravel()[order]
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1], True])
-        V = _pack(compared[rows[order]], max(1, (compared.shape[1] + 63) // 64))
-        keep[rows[order]] = drop_subsets(starts, V, max_work)
+        order = rows[np.lexsort((rows, count[rows], *key[rows].T[::-1]))]
+        k = key[order]
+        starts = np.flatnonzero(np.r_[True, np.any(k[1:] != k[:-1], axis=1), True])
+        keep[order] = drop_subsets(starts, np.ascontiguousarray(V[order]), max_work)
     return keep
 
 

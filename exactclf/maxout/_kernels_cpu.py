@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["drop_subsets", "popcount64", "search_index", "suffix_max", "union_search_cpu",
-           "union_search_steps"]
+__all__ = ["drop_subsets", "pack_columns", "popcount64", "search_index", "suffix_max",
+           "union_search_cpu", "union_search_steps"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -273,3 +273,20 @@ def drop_subsets(starts, V, max_work):
                 kept[n_kept] = j
                 n_kept += 1
     return keep
+
+
+@njit(cache=True, nogil=True)
+def pack_columns(family, columns):
+    """``family[:, columns]`` (a boolean matrix) as uint64 bitsets, at least one word a row,
+    and the count of each row's points among ``columns``."""
+    M, m = family.shape[0], columns.shape[0]
+    bits = np.zeros((M, max(1, (m + 63) // 64)), dtype=np.uint64)
+    count = np.zeros(M, dtype=np.int64)
+    for r in range(M):
+        c = 0
+        for b in range(m):
+            if family[r, columns[b]]:
+                bits[r, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+                c += 1
+        count[r] = c
+    return bits, count
