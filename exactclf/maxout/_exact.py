@@ -48,8 +48,8 @@ __all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
 #: its float64 products and bitsets): a family that would not fit in memory is not built
 BYTES_PER_ENTRY = 12
 
-#: word operations the dominance checks of a candidate family may spend (about a second on
-#: one core): past them the remaining candidates are all kept
+#: word operations each pass of the dominance checks of a candidate family may spend (under
+#: a second on one core): past them the remaining candidates are all kept
 _DOMINANCE_WORK = 1 << 30
 #: work of one kernel call, in word operations (a few milliseconds): the granularity at which
 #: deadlines and interrupts are honoured
@@ -142,8 +142,8 @@ def undominated(family, want_w, other_w, max_work: int = _DOMINANCE_WORK) -> np.
     """Mask of the rows of the boolean ``family`` that suffice for unions: a row is dropped
     when another holds every point it holds that is better inside a union (``want_w >
     other_w``) and no point better outside that it lacks; with the same points better
-    outside, or the same points better inside (each group checked by :func:`drop_subsets`
-    within ``max_work`` word operations in all, which keeps the rest). Replacing a dropped
+    outside, or the same points better inside (the groups checked by :func:`drop_subsets`
+    within ``max_work`` word operations a pass, which keeps the rest). Replacing a dropped
     row by the row that drops it in any union errs no more, so the best union of the rows
     kept is a best union of ``family``.
 
