@@ -53,6 +53,11 @@ def brute_force_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K:
         rows = np.asarray(rows)
         family = np.unique(family[:, rows], axis=0)
         want_w, other_w = np.asarray(want_w)[rows], np.asarray(other_w)[rows]
+    return best_union(family, want_w, other_w, K)
+
+
+def best_union(family: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, K: int) -> float:
+    """Minimum weighted errors of a union of K rows of the boolean ``family``, over all."""
     inside = family
     for _ in range(K - 1):
         inside = np.unique((inside[:, None] | family[None]).reshape(-1, family.shape[1]),

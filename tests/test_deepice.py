@@ -8,7 +8,13 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import brute_force_network, brute_force_union, random_instance, strictly_separable
+from _helpers import (
+    best_union,
+    brute_force_network,
+    brute_force_union,
+    random_instance,
+    strictly_separable,
+)
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from exactclf import DeepICEMaxoutClassifier
@@ -60,15 +66,6 @@ def test_dominant_dichotomies_dominate_every_separable_subset(seed):
         assert F.all() or not F.any() or strictly_separable(Z, F)
 
 
-def _best_union(family, want_w, other_w, K):
-    """Brute force: the least weighted errors of a union of K rows of ``family``."""
-    inside = family
-    for _ in range(K - 1):
-        inside = np.unique((inside[:, None] | family[None]).reshape(-1, family.shape[1]),
-                           axis=0)
-    return float(np.min(inside @ other_w + ~inside @ want_w))
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_undominated_rows_keep_every_best_union(seed):
     """Random families (each row a subset, duplicates and the constants among them) and
@@ -88,8 +85,8 @@ def test_undominated_rows_keep_every_best_union(seed):
         assert np.any(np.all(family[keep][:, good] | ~family[j, good], axis=1)
                       & np.all(~family[keep][:, bad] | family[j, bad], axis=1)), j
     for K in (1, 2, 3):
-        assert (_best_union(family[keep], want_w, other_w, K)
-                == _best_union(family, want_w, other_w, K))
+        assert (best_union(family[keep], want_w, other_w, K)
+                == best_union(family, want_w, other_w, K))
     assert _exact.undominated(family, want_w, other_w, max_work=0).all()
 
 

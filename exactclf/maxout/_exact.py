@@ -173,20 +173,18 @@ def undominated(family, want_w, other_w, max_work: int = _DOMINANCE_WORK) -> np.
         order = rows[np.lexsort((rows, count[rows], *key[rows].T[::-1]))]
         k = key[order]
         starts = np.flatnonzero(np.r_[True, np.any(k[1:] != k[:-1], axis=1), True])
-        keep[order] = drop_subsets(starts, np.ascontiguousarray(V[order]), max_work)
+        keep[order] = drop_subsets(starts, V[order], max_work)
     return keep
 
 
 def candidate_family(U, want_w, other_w, max_planes=None, deadline=None):
     """The dominant realizable subsets of ``U`` (:func:`dominant_dichotomies`), less those
-    another one dominates (:func:`undominated`) but with the empty and the full set (the
-    constants a search falls back on), sorted by the unwanted weight they cover (ties in
-    their own order): ``(family, cover)``. ``TimeoutError`` once ``time.perf_counter()``
-    passes ``deadline``."""
+    another one dominates (:func:`undominated`), sorted by the unwanted weight they cover
+    (ties in their own order): ``(family, cover)``. ``TimeoutError`` once
+    ``time.perf_counter()`` passes ``deadline``."""
     family = dominant_dichotomies(U, want_w > other_w, max_planes=max_planes,
                                   deadline=deadline)
-    family = family[undominated(family, want_w, other_w) | ~family.any(axis=1)
-                    | family.all(axis=1)]
+    family = family[undominated(family, want_w, other_w)]
     cover = family.astype(np.float64) @ other_w
     order = np.lexsort((np.arange(len(family)), cover))
     return family[order], np.ascontiguousarray(cover[order])
@@ -496,12 +494,10 @@ def exact_union(
                 _ACTIVE.pop(_ended_tokens.popleft(), None)
     out.best = min([c for c in [out.best] if c is not None] + interrupted, default=None)
     if out.best is None:  # nothing below upper_bound, or no chunk ran: the best constant
-        ends = [int(np.flatnonzero(~family.any(axis=1))[0]),
-                int(np.flatnonzero(family.all(axis=1))[0])]
-        errs = [union_errors(family[[e]], want_w, other_w) for e in ends]
-        out.best = Candidate(min(errs), -1, np.full(K, ends[int(np.argmin(errs))]))
-    sets = family[out.best.payload]
-    value = union_errors(sets, want_w, other_w)
-    assert value == out.best.value, (value, out.best.value)
+        value, sets = _better_constant(want_w, other_w, K)
+    else:
+        sets = family[out.best.payload]
+        value = union_errors(sets, want_w, other_w)
+        assert value == out.best.value, (value, out.best.value)
     return UnionResult(value, sets, int(sum(evaluated)), out.complete and not truncated,
                        out.stop_reason or (StopReason.MAX_CANDIDATES if truncated else None))
