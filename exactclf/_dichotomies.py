@@ -80,14 +80,22 @@ def hyperplanes(Z: np.ndarray, max_subsets: int | None = None):
         yield combos[ok], codes[ok]
 
 
-def _unique_rows(blocks: list[np.ndarray], n: int) -> np.ndarray:
-    """The distinct rows of the boolean ``blocks``, sorted as their packed bytes."""
-    packed = np.ascontiguousarray(np.concatenate([np.packbits(b, axis=1) for b in blocks]))
+def _unique_rows(blocks: list[np.ndarray], n: int, deadline: float | None = None) -> np.ndarray:
+    """The distinct rows of the boolean ``blocks``, sorted as their packed bytes;
+    ``TimeoutError`` past ``deadline`` (checked between the blocks and between the steps:
+    on millions of rows each step takes seconds)."""
+    packed = []
+    for b in blocks:
+        _check(deadline)
+        packed.append(np.packbits(b, axis=1))
+    packed = np.ascontiguousarray(np.concatenate(packed))
     # one opaque record per row: sorted by comparing bytes, several times faster than
     # np.unique(axis=0), which compares the columns one by one (the same order)
     rows = np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel())
+    _check(deadline)
+    # unpackbits gives 0/1 bytes: a view as booleans, not a copy
     return np.unpackbits(rows.view(np.uint8).reshape(-1, packed.shape[1]), axis=1,
-                         count=n).astype(bool)
+                         count=n).view(bool)
 
 
 def _collect(
@@ -338,4 +346,5 @@ def dominant_dichotomies(
 def _dominant(Z, want, max_planes=None, standardize=True, deadline=None):
     n = len(Z)
     ends = [np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool)]
-    return _unique_rows(ends + _collect(Z, want, max_planes, standardize, deadline), n)
+    return _unique_rows(ends + _collect(Z, want, max_planes, standardize, deadline), n,
+                        deadline)

@@ -17,7 +17,7 @@ from _helpers import (
 )
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
-from exactclf import DeepICEMaxoutClassifier
+from exactclf import DeepICEMaxoutClassifier, _dichotomies
 from exactclf._backend import REFERENCE
 from exactclf._base import validate_binary
 from exactclf._dichotomies import dichotomies, dominant_dichotomies
@@ -683,6 +683,23 @@ def test_caesarian_portfolio_realizes_what_it_reports(random_state):
                                       random_state=random_state).fit(X, y)
     assert clf.training_errors_ == _errors(clf, X, y) >= clf.lower_bound_
     assert clf.is_optimal_ == (clf.training_errors_ == clf.lower_bound_)
+
+
+def test_the_family_tail_checks_its_deadline_and_casts_in_chunks(monkeypatch):
+    """After the enumeration, removing duplicate rows of millions of candidates takes
+    seconds (9 s on Haberman's 3.8e6 x 283): it checks the deadline between its steps. The
+    float64 weights of the family's rows are taken a few rows at a time, with the same
+    values as one product."""
+    rng = np.random.default_rng(1)
+    blocks = [rng.random((50, 70)) < 0.5, rng.random((30, 70)) < 0.5]
+    rows = _dichotomies._unique_rows(blocks, 70)
+    assert rows.dtype == bool and len(rows) == len(np.unique(np.vstack(blocks), axis=0))
+    with pytest.raises(TimeoutError):
+        _dichotomies._unique_rows(blocks, 70, deadline=time.perf_counter() - 1.0)
+    w = rng.integers(0, 5, 70).astype(float)
+    monkeypatch.setattr(_exact, "_CAST_BYTES", 8 * 70 * 7)  # 7 rows at a time
+    np.testing.assert_array_equal(_exact._row_weights(rows, w), rows.astype(float) @ w)
+    assert _exact._row_weights(rows[:0], w).shape == (0,)
 
 
 def test_the_candidate_family_stops_at_the_time_limit(monkeypatch):

@@ -728,6 +728,24 @@ def test_blocks_grow_while_their_families_fit_in_memory(monkeypatch):
     assert held.value <= exact_union(X, want_w, other_w, 2).value
 
 
+def test_a_block_predicted_past_the_time_left_is_not_started(monkeypatch):
+    """A block is started only when its predicted time (from the blocks measured) fits the
+    time left; before any block is timed, its family's size at ``PLANE_RATE`` decides."""
+    X, y = _noisy_disk(0, 40, 0.8)
+    want_w, other_w = (y == 1).astype(float), (y == 0).astype(float)
+    blocks = spatial_blocks(X, 20, np.random.default_rng(0))
+    kw = dict(beat=-np.inf, target=np.inf, deadline=time.perf_counter() + 30, dim=2,
+              n_jobs=1)
+    args = (X, want_w, other_w, 2, blocks, None)
+    assert _bounds._partition_sum(*args, block_seconds=0.1, **kw).searched == len(blocks)
+    assert _bounds._partition_sum(*args, block_seconds=1e3, **kw).searched == 0
+    monkeypatch.setattr(_bounds, "PLANE_RATE", 1e-3)  # planes of 20 points: 190, 1.9e5 s
+    assert _bounds._partition_sum(*args, block_seconds=np.inf, **kw).searched == 0
+    monkeypatch.setattr(_bounds, "PLANE_RATE", 1e9)
+    sums = _bounds._partition_sum(*args, block_seconds=np.inf, **kw)
+    assert sums.searched == sums.solved == len(blocks)
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_partition_interrupted_between_blocks_keeps_what_is_proven(monkeypatch, n_jobs):
     """Ctrl-C while a partition's blocks are searched: the blocks not back count with

@@ -110,6 +110,35 @@ def _growth_exponent(K: int, dim: int, timings: dict[int, float], size: int) -> 
     return max(exponent, math.log(t / t0) / math.log(size / m0))
 
 
+def _grown_seconds(K: int, dim: int, timings: dict[int, float], size: int,
+                   grown: int) -> float:
+    """Predicted seconds of a block search of ``grown`` points: the timing at ``size``
+    scaled with :func:`_growth_exponent`, and at least the timing of the largest smaller
+    size, if long enough to mean something, scaled at the least exponent (a block's time
+    grows at least that fast: one quick partition, whose blocks the network's errors
+    settled without a search, does not make the next size look cheap).
+
+    Examples
+    --------
+    K = 2 in 3-D: the least exponent is 4. From 100 points to 150:
+
+    >>> round(_grown_seconds(2, 3, {100: 1.0}, 100, 150), 2)
+    5.06
+
+    Blocks of 150 took no longer than blocks of 100, whose time is then the floor:
+
+    >>> round(_grown_seconds(2, 3, {100: 1.0, 150: 1.0}, 150, 200), 2)
+    16.0
+    """
+    least = K * dim / 2 + 1
+    seconds = timings[size] * (grown / size) ** _growth_exponent(K, dim, timings, size)
+    smaller = [m for m in timings if m < size]
+    if smaller and timings[max(smaller)] >= _MIN_TIMED_SECONDS:
+        m0 = max(smaller)
+        seconds = max(seconds, timings[m0] * (grown / m0) ** least)
+    return seconds
+
+
 def _blocks_fit_memory(size: int, dim: int, parallel: int) -> bool:
     """Whether ``parallel`` block searches of ``size`` points in ``dim``-D can hold their
     candidate families at once (:func:`~exactclf._resources.fits_memory`)."""
@@ -157,7 +186,9 @@ def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadl
 
     A block not solved counts with its conflicting duplicates, as do the blocks not started
     once the sum proves ``target``, after the ``deadline`` (a ``time.perf_counter()``
-    value) or when a block's family alone would outlast it. ``inside`` (a network's union,
+    value) or when a block's predicted time would outlast it (``block_seconds``, predicted
+    from the blocks measured; inf before any, and then its family's size at
+    :data:`PLANE_RATE`). ``inside`` (a network's union,
     or None) caps each block's search at that network's errors there, plus one, settles the
     blocks where it errs only on conflicting duplicates, and stops the partition
     (``hopeless``) as soon as its sum can no longer exceed ``beat``. Ctrl-C while the
@@ -186,8 +217,12 @@ def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadl
                 sums.hopeless = True
                 return
             left = deadline - time.perf_counter()
+            # the block's predicted time (from the blocks measured; before any, from its
+            # family's size at the slowest enumeration rate known) must fit what is left
+            expected = (block_seconds if math.isfinite(block_seconds)
+                        else n_combinations(len(block), dim) / PLANE_RATE)
             if (sum(sums.bounds) >= target or left <= 0 or sums.interrupted
-                    or n_combinations(len(block), dim) > left * PLANE_RATE):
+                    or expected > left):
                 return
             # the network's errors on the block, plus one: a cap that keeps the optimum
             cap = np.inf if ceiling is None else ceiling[k] + 1
@@ -306,7 +341,7 @@ def partition_bound(
             # else try another grid of the same size
             # (a block's time extrapolated from the blocks searched, as a partition stopped
             # by a target or a ceiling searched only some, with the exponent of
-            # _growth_exponent; a block search stopped by its time shrinks the blocks back;
+            # _grown_seconds; a block search stopped by its time shrinks the blocks back;
             # the workers search min(workers, searched) blocks at a time, and the grown
             # blocks' families must fit in memory together)
             grown = min(n, int(m * _GROWTH) + 1)
@@ -315,10 +350,10 @@ def partition_bound(
             if searched and searched == sums.searched_solved:
                 per_block = ((time.perf_counter() - tp) * min(workers, searched) / searched)
                 timings[m] = per_block
-                at_grown = per_block * (grown / m) ** _growth_exponent(K, dim, timings, m)
+                at_grown = _grown_seconds(K, dim, timings, m, grown)
                 parallel = min(workers, math.ceil(n / grown))
                 if (m < n and _blocks_fit_memory(grown, dim, parallel)
-                        and at_grown * math.ceil(n / grown) / workers <= left):
+                        and at_grown * math.ceil(math.ceil(n / grown) / workers) <= left):
                     m, block_seconds = grown, at_grown
                 else:
                     block_seconds = per_block

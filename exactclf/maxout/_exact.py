@@ -44,10 +44,16 @@ __all__ = ["UnionEstimate", "UnionProblem", "UnionResult", "bitset_kernel_args",
            "prepare_union", "realize_union", "undominated", "union_errors", "union_on",
            "useful_planes"]
 
-#: bytes per candidate half-space and point of an exact search's family (the boolean matrix,
-#: its float64 products and bitsets): a family that would not fit in memory is not built
-BYTES_PER_ENTRY = 12
+#: bytes per candidate half-space and point of an exact search's family, at the peak of its
+#: construction (the boolean matrix, its packed copies while duplicates are removed, the
+#: sorted copy and the bitsets): at most 2.9 measured on families of 3-D and 5-D points, with
+#: and without dominated rows (benchmarks/results/deepice_vs_baselines.txt). A family that
+#: would not fit in memory is not built. The reference backend (NumPy arrays) also holds the
+#: kept rows as float64, 8 bytes an entry
+BYTES_PER_ENTRY = 4
 
+#: bytes of float64 a family's rows are cast to at a time (:func:`_row_weights`)
+_CAST_BYTES = 1 << 24
 #: word operations each pass of the dominance checks of a candidate family may spend (under
 #: a second on one core): past them the remaining candidates are all kept
 _DOMINANCE_WORK = 1 << 30
@@ -95,7 +101,7 @@ def family_bytes(n: int, planes: float) -> float:
     Examples
     --------
     >>> family_bytes(10, 45)
-    11040.0
+    3680.0
     """
     return float(BYTES_PER_ENTRY * (2 * planes + 2) * n)
 
@@ -122,6 +128,20 @@ def realize_union(Z, sets, want_w, other_w):
             exact = False
     inside = union_on(Z, planes)
     return planes, float(other_w[inside].sum() + want_w[~inside].sum()), exact
+
+
+def _row_weights(rows: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``rows @ w`` for boolean ``rows``, cast to float64 a few thousand rows at a time: a
+    family cast whole would take 8 bytes a point and candidate, 8 times the family itself.
+
+    Examples
+    --------
+    >>> _row_weights(np.array([[True, False, True], [False, False, False]]), np.array([1., 2, 3]))
+    array([4., 0.])
+    """
+    chunk = max(1, _CAST_BYTES // (8 * max(1, rows.shape[1])))
+    return np.concatenate([rows[r:r + chunk].astype(np.float64) @ w
+                           for r in range(0, len(rows), chunk)] or [np.zeros(0)])
 
 
 def _pack(rows: np.ndarray, n_words: int) -> np.ndarray:
@@ -185,7 +205,9 @@ def candidate_family(U, want_w, other_w, max_planes=None, deadline=None):
     family = dominant_dichotomies(U, want_w > other_w, max_planes=max_planes,
                                   deadline=deadline)
     family = family[undominated(family, want_w, other_w)]
-    cover = family.astype(np.float64) @ other_w
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise TimeoutError("the candidate family ran past its deadline")
+    cover = _row_weights(family, other_w)
     order = np.lexsort((np.arange(len(family)), cover))
     return family[order], np.ascontiguousarray(cover[order])
 
@@ -211,7 +233,7 @@ def bitset_kernel_args(family, cover, want_w, other_w):
     :func:`point_order` (the kernel's results are indices of candidates, so the order of
     the points is invisible to its callers)."""
     n_words = (family.shape[1] + 63) // 64
-    gain = (family.astype(np.float64) @ want_w).astype(np.int64)
+    gain = _row_weights(family, want_w).astype(np.int64)
     cols = point_order(family, want_w, other_w)
     return (_pack(family[:, cols], n_words), cover, gain, _bit_slices(want_w[cols], n_words),
             _bit_slices(other_w[cols], n_words))
@@ -441,7 +463,8 @@ def exact_union(
             def kernel(r0, r1, ub_lt, ub_le):
                 return off_main(gpu.search, r0, r1, ub_lt, ub_le, should_stop)
         elif backend.array_generic:
-            F = backend.xp.asarray(family.astype(np.float64))
+            # cast on the device: the host holds the family as booleans only
+            F = backend.xp.asarray(family).astype(np.float64)
 
             def kernel(r0, r1, ub_lt, ub_le):
                 return union_search_array(backend.xp, F, cover, want_w, other_w, K, r0, r1,

@@ -402,9 +402,13 @@ class MaxoutSearch:
         return positive if polarity == self.searches[0][0] else ~positive
 
     def _heuristics(self, linear) -> bool:
-        """For each polarity the coreset heuristic's network, and the local search that
-        grows the linear seed's plane into K half-spaces (never worse than that plane); for
-        K = 1 the seed itself with its proven bound. True if Ctrl-C stopped them."""
+        """For each polarity the coreset heuristic's network; for K = 1 the linear seed
+        itself with its proven bound. For K >= 2 the polarity whose network errs least is
+        then refined: the local search that grows the linear seed's plane into K half-spaces
+        (never worse than that plane), and the smooth surrogate's starts. The others' networks
+        are refined after the bounds, in the time they leave (:meth:`_search_more`): a
+        polarity's networks matter only where they beat the best one, and its bound only
+        where it is the fit's. True if Ctrl-C stopped them."""
         for k, (polarity, want_w, other_w) in enumerate(self.searches):
             if k and self.K > 1:  # a later polarity may be ruled out before its networks
                 ruled_out = self._ruled_out(polarity, self._side(linear.positive, polarity))
@@ -425,22 +429,26 @@ class MaxoutSearch:
                      f"{res.lower:g}")
             if res.stop_reason == StopReason.INTERRUPTED:
                 return True
-            side = self._side(linear.positive, polarity)
             if self.K == 1:  # the linear problem itself: its plane and its proven bound
-                self._adopt([side], want_w, other_w, res)
+                self._adopt([self._side(linear.positive, polarity)], want_w, other_w, res)
                 lower, how, proof = _linear_bound(linear)
                 if lower > res.lower:
                     res.lower, res.bound_method, res.proof = lower, how, proof
-                continue
-            if self._grow(side, polarity, min(_GROW_SHARE * self.budget, self.left())):
-                return True
-            self.say(f"polarity {polarity:+d}: grown from the linear seed, {res.value:g} "
-                     "errors")
-            if self._surrogates(polarity, min(_SURROGATE_SHARE * self.budget, self.left()),
-                                _SURROGATE_STARTS):
-                return True
-            self.say(f"polarity {polarity:+d}: refined from the smooth surrogate, "
-                     f"{res.value:g} errors")
+        if self.K == 1:
+            return False
+        # the best network's polarity (ties in the order searched)
+        polarity = min(self.results, key=lambda p: (self.results[p].value,
+                                                    [q for q, _, _ in self.searches].index(p)))
+        res = self.results[polarity]
+        if self._grow(self._side(linear.positive, polarity), polarity,
+                      min(_GROW_SHARE * self.budget, self.left())):
+            return True
+        self.say(f"polarity {polarity:+d}: grown from the linear seed, {res.value:g} errors")
+        if self._surrogates(polarity, min(_SURROGATE_SHARE * self.budget, self.left()),
+                            _SURROGATE_STARTS):
+            return True
+        self.say(f"polarity {polarity:+d}: refined from the smooth surrogate, {res.value:g} "
+                 "errors")
         return False
 
     def _ruled_out(self, polarity, side) -> bool | None:
