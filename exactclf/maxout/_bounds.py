@@ -51,8 +51,8 @@ _BLOCK_SLACK = 4.0
 _MIN_BLOCK_SECONDS = 0.5
 #: hyperplanes the candidate family enumeration settles per second, about half the slowest
 #: rate measured (9e4 to 1e7 on Gaussian and integer data in 3 to 7 dimensions, see
-#: benchmarks/results/deepice_vs_baselines.txt): a block whose family alone would outlast
-#: the budget is not started
+#: benchmarks/results/deepice_vs_baselines.txt): before any block is timed, a block whose
+#: family alone would outlast the time left is not started
 PLANE_RATE = 5e4
 
 
@@ -87,36 +87,15 @@ def _first_size(n: int, dim: int, K: int, limit: float) -> int:
     return min(m, n)
 
 
-def _growth_exponent(K: int, dim: int, timings: dict[int, float], size: int) -> float:
-    """The exponent ``e`` of a block search's time ``~ size ** e`` for growing blocks of
-    ``size`` points: at least ``K * dim / 2 + 1``, more where the timings of the largest
-    smaller block size and of ``size`` itself (both long enough to mean something) say so.
-
-    Examples
-    --------
-    >>> _growth_exponent(2, 3, {50: 1.0, 100: 16.0}, 100)
-    4.0
-    >>> _growth_exponent(2, 3, {50: 1.0, 100: 128.0}, 100)
-    7.0
-    """
-    exponent = K * dim / 2 + 1
-    smaller = [m for m in timings if m < size]
-    if size not in timings or not smaller:
-        return exponent
-    m0 = max(smaller)
-    t0, t = timings[m0], timings[size]
-    if min(t0, t) < _MIN_TIMED_SECONDS:
-        return exponent
-    return max(exponent, math.log(t / t0) / math.log(size / m0))
-
-
 def _grown_seconds(K: int, dim: int, timings: dict[int, float], size: int,
                    grown: int) -> float:
-    """Predicted seconds of a block search of ``grown`` points: the timing at ``size``
-    scaled with :func:`_growth_exponent`, and at least the timing of the largest smaller
-    size, if long enough to mean something, scaled at the least exponent (a block's time
-    grows at least that fast: one quick partition, whose blocks the network's errors
-    settled without a search, does not make the next size look cheap).
+    """Predicted seconds of a block search of ``grown`` points from the ``timings`` (seconds
+    by block size) up to ``size``: the timing at ``size`` scaled as ``size ** e``, where
+    ``e`` is at least ``K * dim / 2 + 1`` and more where the timings of the largest smaller
+    size and of ``size`` (both long enough to mean something) say so; and at least the
+    timing of that smaller size scaled at the least exponent (a block's time grows at least
+    that fast: one quick partition, whose blocks the network's errors settled without a
+    search, does not make the next size look cheap).
 
     Examples
     --------
@@ -125,17 +104,29 @@ def _grown_seconds(K: int, dim: int, timings: dict[int, float], size: int,
     >>> round(_grown_seconds(2, 3, {100: 1.0}, 100, 150), 2)
     5.06
 
+    Timings that grew as ``size ** 7`` are extrapolated so:
+
+    >>> _grown_seconds(2, 3, {50: 1.0, 100: 128.0}, 100, 200)
+    16384.0
+
     Blocks of 150 took no longer than blocks of 100, whose time is then the floor:
 
-    >>> round(_grown_seconds(2, 3, {100: 1.0, 150: 1.0}, 150, 200), 2)
+    >>> _grown_seconds(2, 3, {100: 1.0, 150: 1.0}, 150, 200)
     16.0
     """
     least = K * dim / 2 + 1
-    seconds = timings[size] * (grown / size) ** _growth_exponent(K, dim, timings, size)
+    t = timings[size]
     smaller = [m for m in timings if m < size]
-    if smaller and timings[max(smaller)] >= _MIN_TIMED_SECONDS:
-        m0 = max(smaller)
-        seconds = max(seconds, timings[m0] * (grown / m0) ** least)
+    if not smaller:
+        return t * (grown / size) ** least
+    m0 = max(smaller)
+    t0 = timings[m0]
+    exponent = least
+    if min(t0, t) >= _MIN_TIMED_SECONDS:
+        exponent = max(least, math.log(t / t0) / math.log(size / m0))
+    seconds = t * (grown / size) ** exponent
+    if t0 >= _MIN_TIMED_SECONDS:
+        seconds = max(seconds, t0 * (grown / m0) ** least)
     return seconds
 
 

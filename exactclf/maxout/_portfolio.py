@@ -352,7 +352,7 @@ class MaxoutSearch:
             if linear is None or self._heuristics(linear):
                 return self.results
             # the better polarity first: the other then only has to be ruled out
-            order = sorted(self.results, key=lambda p: (self.results[p].value, -p))
+            order = self._best_first()
             if self._prove(order) or self._search_more(order):
                 return self.results
         except KeyboardInterrupt:  # between the phases (each phase stops by itself)
@@ -367,6 +367,10 @@ class MaxoutSearch:
             if r.lower < self.incumbent() and r.stop_reason is None:
                 r.stop_reason = why
         return self.results
+
+    def _best_first(self) -> list:
+        """The polarities with a network, fewest errors first (ties: +1 first)."""
+        return sorted(self.results, key=lambda p: (self.results[p].value, -p))
 
     def _linear_seed(self):
         """The best plane of the linear problem within its share of the budget (one plane
@@ -436,9 +440,7 @@ class MaxoutSearch:
                     res.lower, res.bound_method, res.proof = lower, how, proof
         if self.K == 1:
             return False
-        # the best network's polarity (ties in the order searched)
-        polarity = min(self.results, key=lambda p: (self.results[p].value,
-                                                    [q for q, _, _ in self.searches].index(p)))
+        polarity = self._best_first()[0]
         res = self.results[polarity]
         if self._grow(self._side(linear.positive, polarity), polarity,
                       min(_GROW_SHARE * self.budget, self.left())):
