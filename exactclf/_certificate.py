@@ -29,6 +29,10 @@ import scipy.sparse as sp
 
 __all__ = [
     "CERTIFICATE_FORMAT",
+    "LASSO_OBJECTIVES",
+    "MRC_OBJECTIVES",
+    "NGD_OBJECTIVE",
+    "ZERO_ONE_OBJECTIVE",
     "Certificate",
     "StopReason",
     "Witness",
@@ -39,6 +43,26 @@ __all__ = [
 
 #: the version of the JSON format written by :meth:`Certificate.to_dict`
 CERTIFICATE_FORMAT = "exactclf-certificate/1"
+
+# What ``Certificate.objective`` says ``value`` measures, by estimator: the one wording each
+# estimator writes and :func:`exactclf.verify` holds a certificate to (it re-computes that
+# objective from the model, whatever the certificate says)
+#: ICEClassifier and DeepICEMaxoutClassifier
+ZERO_ONE_OBJECTIVE = "weighted training errors"
+#: MRCCCG, by ``loss``
+MRC_OBJECTIVES = {"0-1": "worst-case 0-1 risk", "log": "worst-case log loss"}
+#: the threshold networks, by ``loss``
+LASSO_OBJECTIVES = {
+    loss: f"{loss} loss + weight decay: sum_i s_i {term} + beta * |coef_|_1, summed over the "
+          "outputs (s: the sample weights; f: the network's output; y: the target, +-1 per "
+          "class for a classifier)"
+    for loss, term in (("squared", "(f(x_i) - y_i)^2 / 2"),
+                       ("logistic", "log(1 + exp(-y_i f(x_i)))"),
+                       ("hinge", "max(0, 1 - y_i f(x_i))"))
+}
+#: NGDClassifier
+NGD_OBJECTIVE = ("(training cross-entropy + alpha / 2 * sum of the squared weights) / total "
+                 "sample weight, on the data passed to fit")
 
 
 class StopReason(str, Enum):

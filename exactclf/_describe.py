@@ -13,6 +13,8 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
+from ._certificate import ZERO_ONE_OBJECTIVE
+
 __all__ = ["MRC_UPPER_MEANING", "certificate", "describe_model"]
 
 #: what MRCCCG's ``upper_`` bounds, and what it does not
@@ -59,7 +61,7 @@ def certificate(model) -> str:
         text = (f"worst-case risk <= {_bound(cert.value, up=True)} (randomized rule, "
                 "training inputs)")
         return text if cert.is_optimal else f"{text}; NOT proven minimax{stopped}"
-    if cert.objective == "weighted training errors":
+    if cert.objective == ZERO_ONE_OBJECTIVE:
         if cert.is_optimal:
             return "proven optimal"
         return (f"NOT proven optimal: the optimum is between {_number(cert.bound)} and "

@@ -44,13 +44,23 @@ class FitFailed(Exception):
 
 
 def _make_model(name: str, params: dict):
+    """The estimator ``name`` with ``params``, validated before any data is read.
+
+    Raises
+    ------
+    ValueError
+        For an unknown parameter, or a value the estimator's parameter constraints refuse
+        (scikit-learn's ``InvalidParameterError``, a ``ValueError``).
+    """
     cls = estimator_class(name)
     valid = cls().get_params()
     unknown = sorted(set(params) - set(valid))
     if unknown:
         raise ValueError(f"{cls.__name__} has no parameter(s) {', '.join(unknown)}; its "
                          f"parameters are {', '.join(sorted(valid))}")
-    return cls(**params)
+    model = cls(**params)
+    model._validate_params()
+    return model
 
 
 def _parse_params(items: Sequence[str]) -> dict:
@@ -160,28 +170,87 @@ def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output
     return dest
 
 
+_JSON_TYPES = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+
+
+def _load_model(path: Path):
+    """The object pickled in ``path`` by joblib (load only files you trust)."""
+    import joblib
+
+    try:
+        return joblib.load(path)
+    except OSError as exc:
+        raise ValueError(f"cannot read the model {path}: {exc.strerror or exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - unpickling raises anything; --debug shows it
+        raise ValueError(f"{path}: not a model saved by 'exactclf fit' "
+                         f"({type(exc).__name__}: {_one_line(exc)})") from exc
+
+
+def _read_certificate(path: Path) -> dict:
+    """The JSON object of a certificate file, unchecked: :func:`exactclf.verify` judges it.
+
+    Raises
+    ------
+    ValueError
+        When the file cannot be read, is not JSON, or its JSON is not an object.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read the certificate {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: the certificate is not UTF-8 text") from exc
+    try:
+        cert = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: the certificate is not JSON ({exc.msg}: line {exc.lineno}, "
+                         f"column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise ValueError(f"{path}: the certificate's JSON is nested too deeply") from exc
+    if not isinstance(cert, dict):
+        kind = _JSON_TYPES.get(type(cert), "a number")
+        raise ValueError(f"{path}: a certificate is a JSON object, the file holds {kind}")
+    return cert
+
+
+def _verify_inputs(model_path: str | Path, path: str | Path, target: str, *,
+                   certificate: str | None = None,
+                   drop_missing_target: bool = False) -> tuple:
+    """The model, the certificate (None: the model's own), ``X`` and ``y`` of a verify.
+
+    ``X`` and ``y`` are read as ``exactclf fit`` read them, so that the data fingerprint
+    matches. Raises a ``ValueError`` for an input that cannot be read.
+    """
+    model = _load_model(Path(model_path))
+    cert = None if certificate is None else _read_certificate(Path(certificate))
+    X, y, _, _ = read_csv(Path(path), target, drop_missing_target=drop_missing_target)
+    return model, cert, X, y
+
+
+def _report(model, cert: dict | None, X: np.ndarray, y: np.ndarray, out) -> bool:
+    """Print the report of :func:`exactclf.verify` to ``out``; whether the certificate holds."""
+    from ._verification import verify
+
+    report = verify(model, X, y, certificate=cert)
+    print(report, file=out)
+    return report.ok
+
+
 def verify_csv(model_path: str | Path, path: str | Path, target: str, *,
                certificate: str | None = None, drop_missing_target: bool = False,
                out=None) -> bool:
     """``exactclf verify``: re-check a saved model's certificate on its training CSV.
 
     Loads the model (joblib: load only files you trust, as for any pickle), reads the CSV as
-    ``exactclf fit`` does, runs :func:`exactclf.verify` (with the JSON certificate of
+    ``exactclf fit`` does, runs :func:`exactclf.verify` (with the JSON object of
     ``certificate`` instead of the model's own, when given), prints the report and returns
-    whether it holds.
+    whether it holds. A malformed certificate is a failed report, not an error; a file that
+    cannot be read (or a certificate that is not a JSON object) raises a ``ValueError``.
     """
-    import joblib
-
-    from ._verification import verify
-
     out = sys.stdout if out is None else out
-    model = joblib.load(model_path)
-    cert = (None if certificate is None
-            else json.loads(Path(certificate).read_text(encoding="utf-8")))
-    X, y, _, _ = read_csv(Path(path), target, drop_missing_target=drop_missing_target)
-    report = verify(model, X, y, certificate=cert)
-    print(report, file=out)
-    return report.ok
+    inputs = _verify_inputs(model_path, path, target, certificate=certificate,
+                            drop_missing_target=drop_missing_target)
+    return _report(*inputs, out)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -221,11 +290,14 @@ def _parser() -> argparse.ArgumentParser:
                     f"{EXIT_FIT_FAILED} the fit failed; {EXIT_INTERRUPTED} interrupted.")
     p_fit.add_argument("csv", help="comma-separated UTF-8 file (a byte-order mark is fine) with "
                                    "a header row of unique column names; every column but the "
-                                   "target holds finite numbers in every row")
+                                   "target holds a finite number in every row: a sign, ASCII "
+                                   "digits, a decimal point and an exponent (-1.5, 2e3), "
+                                   "spaces around it at most")
     p_fit.add_argument("--target", required=True,
-                       help="name of the label column. A row without a label (cell empty or "
-                            f"one of {missing}, any case) is an error, unless "
-                            "--drop-missing-target")
+                       help="name of the label column; its values are class names (a column "
+                            "of integers gives integer classes, any other one text). A row "
+                            f"without a label (cell empty or one of {missing}, any case) is "
+                            "an error, unless --drop-missing-target")
     p_fit.add_argument("--drop-missing-target", action="store_true",
                        help="leave out rows without a label (their number and lines are "
                             "printed as a warning) instead of stopping")
@@ -247,7 +319,9 @@ def _parser() -> argparse.ArgumentParser:
                     "'exactclf fit --certificate') on the CSV it was fitted on: the data "
                     "fingerprint, the model's errors, the bound and its witness, "
                     "independently of the code that produced it. Exit status: 0 verified; "
-                    f"{EXIT_NOT_VERIFIED} not verified; {EXIT_BAD_INPUT} input refused.")
+                    f"{EXIT_NOT_VERIFIED} not verified (a malformed certificate included); "
+                    f"{EXIT_BAD_INPUT} input refused (a file that cannot be read, a CSV "
+                    "'exactclf fit' refuses, a certificate file that is not a JSON object).")
     p_ver.add_argument("model", help="a model saved by 'exactclf fit' (joblib; load only "
                                      "files you trust)")
     p_ver.add_argument("csv", help="the CSV the model was fitted on")
@@ -286,14 +360,15 @@ def _fit_command(args) -> int:
 
 def _verify_command(args) -> int:
     try:
-        ok = verify_csv(args.model, args.csv, args.target, certificate=args.certificate,
-                        drop_missing_target=args.drop_missing_target)
+        inputs = _verify_inputs(args.model, args.csv, args.target,
+                                certificate=args.certificate,
+                                drop_missing_target=args.drop_missing_target)
     except Exception as exc:  # noqa: BLE001 - every refusal is one line; --debug shows more
         if args.debug:
             raise
         print(f"exactclf verify: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return 0 if ok else EXIT_NOT_VERIFIED
+    return 0 if _report(*inputs, sys.stdout) else EXIT_NOT_VERIFIED
 
 
 def main(argv: Sequence[str] | None = None) -> int:

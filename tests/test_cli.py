@@ -501,3 +501,188 @@ def test_verify_refuses_a_tampered_certificate(voicepath_csv, tmp_path, capsys):
     assert main(["verify", str(model_file), str(path), "--target", "diagnosis",
                  "--certificate", str(cert_file)]) == 1
     assert "[FAILED] value" in capsys.readouterr().out
+
+
+# -- issue 69, command line: labels, parameters, certificates, number cells -------------------
+def test_non_integer_numeric_labels_are_classes(tmp_path, capsys):
+    """A target column of 0.5 / 1.5 is two class names, and verify reads them as fit did."""
+    rows = [r.replace(",a", ",0.5").replace(",b", ",1.50") for r in TWO_CLUSTERS]
+    path = _write(tmp_path, ["x,y,label", *rows])
+    cert = tmp_path / "cert.json"
+    assert _fit(path, "--certificate", str(cert)) == 0
+    model = joblib.load(tmp_path / "data.ice.joblib")
+    assert model.classes_.tolist() == ["0.5", "1.5"] and model.training_errors_ == 0
+    assert "('0.5': 3, '1.5': 3)" in capsys.readouterr().out
+    model_file = str(tmp_path / "data.ice.joblib")
+    assert main(["verify", model_file, str(path), "--target", "label"]) == 0
+    assert main(["verify", model_file, str(path), "--target", "label",
+                 "--certificate", str(cert)]) == 0
+    assert "certificate verified" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("labels, classes", [
+    (["0", "1.0", "1"], [0, 1, 1]),
+    (["0.5", "0.50", "1.5"], ["0.5", "0.5", "1.5"]),
+    (["0", "0.5", "1.0"], ["0", "0.5", "1"]),
+    (["1_0", "2", "2"], ["1_0", "2", "2"]),
+    (["1e-7", "2E3", "-.5"], ["1e-07", "2000", "-0.5"]),
+])
+def test_labels_are_class_names(tmp_path, labels, classes):
+    path = _write(tmp_path, ["x,label", *[f"{i},{v}" for i, v in enumerate(labels)]])
+    y = read_csv(path, "label").y
+    assert y.tolist() == classes
+    assert y.dtype == np.int64 if isinstance(classes[0], int) else y.dtype.kind == "U"
+
+
+@pytest.mark.parametrize("param, words", [
+    ("time_limit=-1", "'time_limit' parameter of ICEClassifier must be"),
+    ("time_limit=soon", "'time_limit' parameter of ICEClassifier must be"),
+    ("method=fast", "'method' parameter of ICEClassifier must be"),
+])
+def test_invalid_parameter_value_is_refused_before_fitting(tmp_path, capsys, monkeypatch,
+                                                           param, words):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS])
+
+    def fit_must_not_run(self, X, y):
+        raise AssertionError("fit ran with an invalid parameter")
+
+    monkeypatch.setattr(ICEClassifier, "fit", fit_must_not_run)
+    assert _fit(path, "--param", param) == 2
+    assert words in _one_line_error(capsys)
+
+
+@pytest.fixture(scope="module")
+def threshold_certificate(tmp_path_factory):
+    """A ThresholdNetLasso saved by ``exactclf fit`` with its certificate (a Lasso dual point
+    whose data has a ``loss`` key): the CSV, the model file and the certificate's JSON."""
+    import json
+
+    folder = tmp_path_factory.mktemp("threshold")
+    path = _write(folder, ["x,y,label", *TWO_CLUSTERS, "3,2,a", "2,4,b"])
+    model_file, cert_file = folder / "m.joblib", folder / "cert.json"
+    assert main(["fit", str(path), "--target", "label", "--model", "threshold",
+                 "--output", str(model_file), "--certificate", str(cert_file)]) == 0
+    cert = json.loads(cert_file.read_text())
+    assert cert["witness"]["kind"] == "lasso_dual" and "loss" in cert["witness"]["data"]
+    return path, model_file, cert
+
+
+def _drop(keys):
+    def tamper(cert):
+        *parents, last = keys
+        node = cert
+        for key in parents:
+            node = node[key]
+        del node[last]
+    return tamper
+
+
+def _set(key, value):
+    def tamper(cert):
+        cert[key] = value
+    return tamper
+
+
+@pytest.mark.parametrize("tamper", [
+    _drop(["witness", "data", "loss"]), _drop(["witness", "data", "theta"]),
+    _drop(["value"]), _drop(["witness"]), _drop(["format"]),
+    _set("value", "small"), _set("bound", [0]), _set("witness", None),
+    _set("stop_reason", "bored"), _set("fingerprint", 0), _set("extra", 1),
+], ids=["no loss", "no theta", "no value", "no witness", "no format", "value text",
+        "bound list", "witness null", "stop reason", "fingerprint number", "extra field"])
+def test_verify_malformed_certificate_is_not_verified(threshold_certificate, tmp_path, capsys,
+                                                      tamper):
+    """A tampered or malformed certificate is a failed check (exit 1), never 'input
+    refused' (exit 2): the JSON object itself is what verify judges."""
+    import json
+
+    path, model_file, cert = threshold_certificate
+    cert = json.loads(json.dumps(cert))
+    tamper(cert)
+    cert_file = tmp_path / "tampered.json"
+    cert_file.write_text(json.dumps(cert))
+    capsys.readouterr()
+    assert main(["verify", str(model_file), str(path), "--target", "label",
+                 "--certificate", str(cert_file)]) == 1
+    captured = capsys.readouterr()
+    assert "NOT verified" in captured.out and "error" not in captured.err
+
+
+def test_verify_untampered_threshold_certificate(threshold_certificate, tmp_path, capsys):
+    import json
+
+    path, model_file, cert = threshold_certificate
+    cert_file = tmp_path / "cert.json"
+    cert_file.write_text(json.dumps(cert))
+    assert main(["verify", str(model_file), str(path), "--target", "label",
+                 "--certificate", str(cert_file)]) == 0
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"{\"format\": ", "the certificate is not JSON"), (b"[1, 2]", "JSON object, the file "
+                                                       "holds an array"),
+    (b"null", "holds null"), (b"3", "holds a number"), (b"\xff{}", "not UTF-8"),
+    (None, "cannot read the certificate"),
+])
+def test_verify_unreadable_certificate_is_refused(threshold_certificate, tmp_path, capsys,
+                                                  content, words):
+    path, model_file, _ = threshold_certificate
+    cert_file = tmp_path / "cert.json"
+    if content is not None:
+        cert_file.write_bytes(content)
+    assert main(["verify", str(model_file), str(path), "--target", "label",
+                 "--certificate", str(cert_file)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("exactclf verify: error:") and words in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_verify_unreadable_model_is_refused(threshold_certificate, tmp_path, capsys):
+    path, _, _ = threshold_certificate
+    not_a_model = _write(tmp_path, ["not a pickle"], name="m.joblib")
+    for model_file, words in [(not_a_model, "not a model saved by 'exactclf fit'"),
+                              (tmp_path / "missing.joblib", "cannot read the model")]:
+        assert main(["verify", str(model_file), str(path), "--target", "label"]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("cell, words", [
+    ("1_0", "'1_0' is not a number (no '_' between digits)"),
+    ('"1\n"', "'1\\n' is not a number (a line break inside the cell)"),
+    ('"1\r\n"', "'1\\r\\n' is not a number (a line break inside the cell)"),
+    ('"\n1"', "'\\n1' is not a number (a line break inside the cell)"),
+    ("1 2", "'1 2' is not a number (a blank inside the cell)"),
+    ("\xa01", "'\\xa01' is not a number"),
+    ("0x1A", "'0x1A' is not a number"), ("1e", "'1e' is not a number"),
+    ("\u0661\u0662", "'\u0661\u0662' is not a number"), ("1.2.3", "'1.2.3' is not a number"),
+    ("--1", "'--1' is not a number"), (".", "'.' is not a number"),
+    ("+inf", "'+inf' is not a finite number"), (" NaN ", "'NaN' is not a finite number"),
+    ("-1e999", "'-1e999' is not a finite number"),
+])
+def test_feature_cells_must_be_plain_numbers(tmp_path, capsys, cell, words):
+    path = _write(tmp_path, ["x,y,label", *TWO_CLUSTERS, f"3,{cell},a", "4,4,b"])
+    assert _fit(path) == 2
+    err = _one_line_error(capsys)
+    assert f"line 8, column 'y': {words}" in err
+
+
+def test_plain_numbers_with_blanks_around_are_read(tmp_path):
+    cells = [" 1.5", "\t-2 ", "+.5", "3.", "-2E3", "1e-7", "0007", "-0"]
+    path = _write(tmp_path, ["x,label", *[f"{c},{i % 2}" for i, c in enumerate(cells)]])
+    X = read_csv(path, "label").X
+    assert X.ravel().tolist() == [1.5, -2.0, 0.5, 3.0, -2000.0, 1e-7, 7.0, -0.0]
+
+
+def test_documented_exit_codes_match_the_code():
+    from pathlib import Path
+
+    from exactclf import cli
+
+    doc = (Path(__file__).parents[1] / "doc" / "cli.rst").read_text()
+    doc = " ".join(doc.split())
+    assert (cli.EXIT_FIT_FAILED, cli.EXIT_BAD_INPUT, cli.EXIT_INTERRUPTED) == (1, 2, 130)
+    assert ("Exit status: 0 fitted, 2 input, output or parameter refused before fitting, 1 "
+            "the fit failed, 130 interrupted.") in doc
+    assert cli.EXIT_NOT_VERIFIED == 1
+    assert "Exit status: 0 verified; 1 not verified" in doc and "; 2 input refused" in doc

@@ -18,17 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .._certificate import Certificate, data_fingerprint
+from .._certificate import Certificate, Witness, data_fingerprint
 from ._conflicts import check_conflicts
 from ._iis import check_iis_cover
 from ._lasso import check_lasso_dual
 from ._maxout import check_maxout_cover
 from ._mrc import check_mrc_dual
+from ._profiles import profile_of
 
 __all__ = ["Check", "VerificationReport", "verify", "WITNESS_CHECKERS"]
-
-#: the value of a 0-1 certificate is a sum of weights, re-summed here in another order
-_SUM_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -69,13 +67,10 @@ class VerificationReport:
         return "\n".join(lines)
 
 
-def _zero_one_value(model, X, y, w) -> float:
-    """The weighted training errors of ``model``, from ``predict``."""
-    return float(np.sum(w[np.asarray(model.predict(X)) != np.asarray(y)]))
-
-
-#: ``Witness.kind`` -> ``checker(model, certificate, X, y, w, report)``: appends its checks
-#: to the report and returns the bound its witness proves (re-derived), or None
+#: ``Witness.kind`` -> ``checker(model, certificate, X, y, w, report, rtol)``: appends its
+#: checks to the report and returns the bound its witness proves (re-derived) and the slack
+#: within which a correct certificate's bound may exceed it, or None; ``rtol`` is the
+#: profile's optimality tolerance (the slack a solver-derived bound is held to)
 WITNESS_CHECKERS: dict[str, Callable] = {
     "conflicts": check_conflicts,
     "iis_cover": check_iis_cover,
@@ -85,9 +80,68 @@ WITNESS_CHECKERS: dict[str, Callable] = {
 }
 
 
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or "(no message)"
+    return f"{type(err).__name__}: {text[:300]}"
+
+
+def _parse(certificate) -> Certificate | str:
+    """The certificate as a :class:`Certificate` with fields of the right types, or why it
+    is not one."""
+    try:
+        cert = (Certificate.from_dict(certificate) if isinstance(certificate, dict)
+                else certificate)
+    except Exception as err:  # any malformed JSON object is a failed check
+        return f"not a readable certificate ({_one_line(err)})"
+    if not isinstance(cert, Certificate):
+        return f"a {type(cert).__name__}, not a Certificate or its dict"
+    for name, kind in (("estimator", str), ("objective", str), ("is_optimal", bool),
+                       ("fingerprint", str)):
+        if not isinstance(getattr(cert, name), kind):
+            return f"field {name!r} is not a {kind.__name__}"
+    for name in ("value", "bound"):
+        v = getattr(cert, name)
+        if not isinstance(v, int | float) or isinstance(v, bool) or math.isnan(v):
+            return f"field {name!r} is not a number"
+    if not math.isfinite(cert.value):
+        return "field 'value' is not finite"
+    if not (isinstance(cert.witness, Witness) and isinstance(cert.witness.kind, str)
+            and isinstance(cert.witness.data, dict)):
+        return "the witness is not {kind: text, note: text, data: object}"
+    return cert
+
+
+def _data(X, y, sample_weight):
+    """``X`` (float64, or sparse), ``y`` and the weights as arrays, or why they are not
+    training data."""
+    try:
+        Xa = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        y = np.asarray(y)
+        w = (np.ones(Xa.shape[0]) if sample_weight is None
+             else np.asarray(sample_weight, dtype=np.float64))
+    except Exception as err:
+        return f"not numeric arrays ({_one_line(err)})"
+    if (Xa.ndim != 2 or y.ndim not in (1, 2) or w.shape != (Xa.shape[0],)
+            or len(y) != Xa.shape[0]):
+        return (f"X of shape {Xa.shape}, y of shape {y.shape} and weights of shape "
+                f"{w.shape} are not (n, d), (n,) or (n, k) for a regressor, and (n,)")
+    data = Xa.data if sp.issparse(Xa) else Xa
+    if not (np.all(np.isfinite(data)) and np.all(np.isfinite(w)) and np.all(w >= 0)):
+        return "a feature or weight is not finite, or a weight is negative"
+    return Xa, y, w
+
+
 def verify(model, X, y, sample_weight=None, *,
            certificate: Certificate | dict | None = None) -> VerificationReport:
     """Re-check the certificate of a fitted exactclf model on its training data.
+
+    Everything is re-derived from the model, the data and tolerances fixed by the model's
+    class (see ``doc/user_guide/certificates.rst``, "What verify trusts"): the objective the
+    certificate must state, the model's value of it, the witness kinds that can prove a
+    bound for that class, the bound each witness proves, and the tolerance of the
+    optimality claim; the certificate's own ``rtol`` and ``gap`` are not read. A malformed
+    or mismatched certificate, witness or data is a failed check with its reason, never an
+    exception.
 
     Parameters
     ----------
@@ -115,57 +169,101 @@ def verify(model, X, y, sample_weight=None, *,
     (True, 1.0)
     >>> verify(clf, X, [0, 1, 1, 0]).ok   # other labels: not the data of the proof
     False
+    >>> forged = clf.certificate_.to_dict() | {"value": 0.0}
+    >>> verify(clf, X, y, certificate=forged).ok
+    False
     """
     report = VerificationReport()
+    try:
+        _verify(report, model, X, y, sample_weight, certificate)
+    except Exception as err:  # a model or witness no check foresaw: not verified
+        report.add("verification", False, f"could not be completed ({_one_line(err)})")
+    return report
+
+
+def _verify(report, model, X, y, sample_weight, certificate) -> None:
     est = model[-1] if hasattr(model, "steps") else model
-    if hasattr(model, "steps"):
-        X = model[:-1].transform(X)
     if certificate is None:
         certificate = getattr(est, "certificate_", None)
         if certificate is None:
             report.add("certificate", False, f"{type(est).__name__} has no certificate_ "
                        "(not fitted, or not an exactclf estimator)")
-            return report
-    elif isinstance(certificate, dict):
-        certificate = Certificate.from_dict(certificate)
-    cert = certificate
-    Xa = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-    w = (np.ones(Xa.shape[0]) if sample_weight is None
-         else np.asarray(sample_weight, dtype=np.float64))
-    report.add("estimator", cert.estimator == type(est).__name__,
-               f"certificate of {cert.estimator}, model {type(est).__name__}")
-    report.add("data fingerprint", cert.fingerprint == data_fingerprint(Xa, y, sample_weight),
-               "the SHA-256 of X, y and the weights")
-    if not report.ok:  # another data set or model: nothing else is about them
-        return report
+            return
+    cert = _parse(certificate)
+    if not report.add("certificate", isinstance(cert, Certificate),
+                      cert if isinstance(cert, str) else "the fields of the format"):
+        return
+    profile = profile_of(est)
+    if not report.add("estimator", profile is not None
+                      and cert.estimator == type(est).__name__,
+                      f"certificate of {cert.estimator}, model {type(est).__name__}"
+                      + ("" if profile else " (not an exactclf estimator)")):
+        return
+    if hasattr(model, "steps"):
+        try:
+            X = model[:-1].transform(X)
+        except Exception as err:
+            report.add("data", False, f"the pipeline cannot transform X ({_one_line(err)})")
+            return
+    data = _data(X, y, sample_weight)
+    if not report.add("data", not isinstance(data, str),
+                      data if isinstance(data, str) else "finite features, one label and "
+                      "one non-negative weight per row"):
+        return
+    Xa, y, w = data
+    if not report.add("data fingerprint",
+                      cert.fingerprint == data_fingerprint(Xa, y, sample_weight),
+                      "the SHA-256 of X, y and the weights"):
+        return  # another data set: nothing else is about it
 
-    if cert.objective == "weighted training errors":
-        value = _zero_one_value(est, X, y, w)
-        report.add("value", math.isclose(value, cert.value, rel_tol=_SUM_RTOL, abs_tol=0.0),
-                   f"the model makes {value!r} weighted errors; the certificate says "
-                   f"{cert.value!r}")
-
+    expected = profile.objective(est)
+    report.add("objective", cert.objective == expected,
+               f"{type(est).__name__} minimizes {expected!r}; the certificate says "
+               f"{cert.objective!r}")
+    kind = cert.witness.kind
+    if not report.add("witness kind", kind in profile.witnesses,
+                      f"{kind!r}; a {type(est).__name__} bound is proven by "
+                      f"{sorted(profile.witnesses)}"):
+        return
+    try:
+        got = profile.value(est, Xa, y, w)
+    except Exception as err:
+        report.add("value", False, f"cannot be re-computed from the model "
+                   f"({_one_line(err)})")
+        return
+    report.add("value", abs(got.value - cert.value) <= got.atol,
+               f"the model's objective is {got.value!r}; the certificate says "
+               f"{cert.value!r}")
     report.add("bound <= value", cert.bound <= cert.value,
                f"bound {cert.bound!r}, value {cert.value!r}")
+    rtol = profile.optimality_rtol(kind, w)
     if cert.is_optimal:
-        report.add("optimality", cert.value - cert.bound <= cert.rtol * abs(cert.value),
-                   f"value {cert.value!r} within a relative {cert.rtol:g} of the bound "
-                   f"{cert.bound!r}")
+        if rtol is None:
+            report.add("optimality", False, f"{type(est).__name__} is a local method: it "
+                       "proves no optimum")
+        else:
+            report.add("optimality", cert.value - cert.bound <= rtol * got.scale,
+                       f"value {cert.value!r} within {rtol:g} of {got.scale!r} of the bound "
+                       f"{cert.bound!r}")
+    elif rtol is None and cert.bound != -math.inf:
+        report.add("no bound", False, f"{type(est).__name__} is a local method: it proves "
+                   f"no bound, the certificate claims {cert.bound!r}")
 
-    kind = cert.witness.kind
     if kind == "none":
         if math.isfinite(cert.bound) and cert.bound > 0:
             report.not_checked.append(
                 f"the bound {cert.bound!r} ({cert.bound_method}): "
                 f"{cert.witness.note or 'no compact witness'}")
-        return report
-    checker = WITNESS_CHECKERS.get(kind)
-    if checker is None:
-        report.add("witness", False, f"unknown witness kind {kind!r}")
-        return report
-    proven = checker(est, cert, X, y, w, report)
-    if proven is not None:
-        report.add("witness proves the bound",
-                   cert.bound <= proven + cert.rtol * abs(proven),
-                   f"the witness proves {proven!r}; the certificate claims {cert.bound!r}")
-    return report
+        return
+    try:
+        proven = WITNESS_CHECKERS[kind](est, cert, Xa, y, w, report, rtol or 0.0)
+    except Exception as err:  # a missing or ill-typed field of the witness
+        report.add("witness", False, f"{kind!r} witness malformed ({_one_line(err)})")
+        return
+    if proven is None:
+        report.add("witness", False, f"the {kind!r} witness proves no bound on this model")
+        return
+    bound, slack = proven
+    report.add("witness proves the bound", cert.bound <= bound + slack,
+               f"the witness proves {bound!r} (to within {slack:.3g}); the certificate "
+               f"claims {cert.bound!r}")

@@ -134,9 +134,11 @@ def _polarity_bound(samples: Samples, entry, K: int, claim: float, rtol: float, 
     return samples.base + cover
 
 
-def check_maxout_cover(model, cert, X, y, w, report) -> float | None:
+def check_maxout_cover(model, cert, X, y, w, report, rtol) -> tuple[float, float] | None:
     """Check every obstruction of the witness exactly and re-derive each polarity's cover
-    bound (see the module docstring); returns the smaller, or None."""
+    bound (see the module docstring), asked whether it reaches the certificate's bound
+    within the relative ``rtol``; returns the smaller and the slack ``rtol`` of it, or
+    None."""
     t0 = time.perf_counter()
     data = cert.witness.data
     K, entries = data.get("n_hyperplanes"), data.get("polarities")
@@ -148,7 +150,7 @@ def check_maxout_cover(model, cert, X, y, w, report) -> float | None:
     samples = Samples(X, np.asarray(y).ravel() == model.classes_[1], w)
     bounds = {}
     for entry in entries:
-        got = _polarity_bound(samples, entry, K, cert.bound, cert.rtol, report)
+        got = _polarity_bound(samples, entry, K, cert.bound, rtol, report)
         if got is None:
             return None
         bounds[entry["polarity"]] = min(got, bounds.get(entry["polarity"], np.inf))
@@ -161,4 +163,4 @@ def check_maxout_cover(model, cert, X, y, w, report) -> float | None:
     proven = min(bounds.values())
     report.add("maxout cover bound re-derived", True,
                f"the smaller polarity's, {proven!r}, in {time.perf_counter() - t0:.2f} s")
-    return proven
+    return proven, rtol * abs(proven)

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, errors_agree, validate_binary
 from .._certificate import (
+    ZERO_ONE_OBJECTIVE,
     Certificate,
     StopReason,
     Witness,
@@ -23,6 +24,7 @@ from .._combinatorics import MAX_RANK
 from .._fit_guard import guarded_fit
 from .._gurobi import import_gurobipy
 from .._separator import UnrealizableLabeling, max_margin_separator
+from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
 from ._bounds import conflict_bound, lower_bound
 from ._cover import BOUND_RTOL
@@ -334,12 +336,15 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 complete, stop = False, StopReason.NUMERICAL
         bound = min(bound, realized)
         witness = self._witness(bound_method, witnessed, conflicts.method)
-        # the enumeration is exact; a bound from HiGHS holds within its relative slack, so a
-        # value that meets it within that slack is optimal in any units of the weights
-        rtol = 0.0 if bound_method == "exhaustive search" else 2 * BOUND_RTOL
-        optimal = bool(complete or realized - bound <= rtol * abs(realized))
+        # what "optimal" means is fixed by the kind of proof (exact for integer weights),
+        # not by the tolerance a search stopped at: a cover that closed within HiGHS's
+        # slack on weights in the billions is a gap of a few units, reported as one
+        rtol = zero_one_rtol(witness.kind, data.sample_weight)
+        optimal = bool(realized - bound <= rtol * abs(realized))
+        if complete and not optimal:
+            stop = stop or StopReason.NUMERICAL
         self.certificate_ = Certificate(
-            type(self).__name__, _MODEL_CLASS, "weighted training errors", value=realized,
+            type(self).__name__, _MODEL_CLASS, ZERO_ONE_OBJECTIVE, value=realized,
             bound=bound, bound_method=bound_method, is_optimal=optimal,
             stop_reason=None if stop is None else StopReason(stop),
             fit_time=time.perf_counter() - t0,

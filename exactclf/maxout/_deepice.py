@@ -15,7 +15,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, check_count_weights, validate_binary
-from .._certificate import Certificate, StopReason, Witness, data_fingerprint
+from .._certificate import (
+    ZERO_ONE_OBJECTIVE,
+    Certificate,
+    StopReason,
+    Witness,
+    data_fingerprint,
+)
 from .._combinatorics import n_combinations
 from .._fit_guard import guarded_fit
 from .._resources import check_memory, effective_workers
@@ -335,7 +341,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             type(self).__name__,
             f"maxout networks of K={self.n_hyperplanes} half-spaces (one class where any "
             "of them is positive), both polarities",
-            "weighted training errors", best.value, bound, how,
+            ZERO_ONE_OBJECTIVE, best.value, bound, how,
             is_optimal=bool(best.value <= bound),
             stop_reason=None if stop_reason is None else StopReason(stop_reason),
             fit_time=time.perf_counter() - t0,

@@ -23,7 +23,13 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._backend import resolve_device
 from .._base import reset_fitted
-from .._certificate import Certificate, StopReason, Witness, data_fingerprint
+from .._certificate import (
+    NGD_OBJECTIVE,
+    Certificate,
+    StopReason,
+    Witness,
+    data_fingerprint,
+)
 from .._fit_guard import guarded_fit
 from .._geometry import check_spread
 from .._warnings import warn
@@ -534,8 +540,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
             type(self).__name__,
             f"multilayer perceptrons with hidden layers {tuple(self._hidden_units())} "
             f"({self.activation}) and a {self.out_activation_} output",
-            "(training cross-entropy + alpha / 2 * sum of the squared weights) / total "
-            "sample weight, on the data passed to fit",
+            NGD_OBJECTIVE,
             value=float(value), bound=-math.inf, bound_method="none", is_optimal=False,
             stop_reason=StopReason.NO_PROOF, fit_time=time.perf_counter() - t0,
             fingerprint=fingerprint, n_samples=X.shape[0],

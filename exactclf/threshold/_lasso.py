@@ -14,8 +14,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._certificate import Certificate, StopReason, Witness, certificate_view, data_fingerprint
+from .._certificate import (
+    LASSO_OBJECTIVES,
+    Certificate,
+    StopReason,
+    Witness,
+    certificate_view,
+    data_fingerprint,
+)
 from .._fit_guard import guarded_fit
+from .._verification._tolerances import LASSO_RTOL
 from .._warnings import warn
 from ._arrangements import Arrangement, unique_columns
 from ._closed_form import closed_form_fit, complete_dual_norm, layer_cake
@@ -216,16 +224,17 @@ class _ThresholdNetBase(BaseEstimator):
         if self._single_target:
             self.coef_ = self.coef_[0]
         self.certificate_ = Certificate(
-            type(self).__name__, self._model_class(problem, beta, every), _OBJECTIVES[loss],
+            type(self).__name__, self._model_class(problem, beta, every), LASSO_OBJECTIVES[loss],
             value=objective, bound=objective - gap,
             bound_method=("Lasso duality: the dual objective at a dual point feasible for "
                           + ("every arrangement pattern" if every
                              else "every pattern of the dictionary")),
-            is_optimal=every and met, stop_reason=stop, fit_time=time.perf_counter() - t0,
+            is_optimal=every and met and gap <= LASSO_RTOL * float(loss0.sum()),
+            stop_reason=stop, fit_time=time.perf_counter() - t0,
             fingerprint=problem.fingerprint, n_samples=len(problem.keep),
-            # is_optimal: every output's gap within tol of its zero network's loss; as a
-            # fraction of the objective, at most this
-            rtol=float(self.tol * loss0.sum() / objective) if objective > 0 else 0.0,
+            # is_optimal: the gap within LASSO_RTOL of the zero network's loss (and every
+            # output's within tol of its own); as a fraction of the objective, at most this
+            rtol=float(LASSO_RTOL * loss0.sum() / objective) if objective > 0 else 0.0,
             witness=self._witness(problem, beta, dual, every),
         )
 
@@ -306,16 +315,6 @@ class _ThresholdNetBase(BaseEstimator):
         return self._hidden(X)
 
 
-#: what ``certificate_.value`` measures, per loss
-_OBJECTIVES = {
-    loss: f"{loss} loss + weight decay: sum_i s_i {term} + beta * |coef_|_1, summed over the "
-          "outputs (s: the sample weights; f: the network's output; y: the target, +-1 per "
-          "class for a classifier)"
-    for loss, term in (("squared", "(f(x_i) - y_i)^2 / 2"),
-                       ("logistic", "log(1 + exp(-y_i f(x_i)))"),
-                       ("hinge", "max(0, 1 - y_i f(x_i))"))
-}
-
 _DOC_BETA = """
     beta : float, default=1e-3
         Weight-decay strength; in the convex program the ``l1`` penalty on the output
@@ -364,7 +363,8 @@ default="auto"
         is scikit-learn's coordinate descent.
     tol : float, default=1e-6
         Target duality gap relative to the loss of the zero network; the solver's own
-        tolerance is tightened (warm started) up to three times to reach it.
+        tolerance is tightened (warm started) up to three times to reach it. A ``tol``
+        above 1e-4 can stop with a gap that ``is_optimal_`` does not call optimal.
     max_iter : int, default=1000
         Iteration budget of each solver call.
     random_state : int, RandomState instance or None, default=None
@@ -385,9 +385,10 @@ _DOC_ATTRS = """
         ``objective_ - dual_gap_`` of its witness (kind ``"lasso_dual"``: a dual point per
         sample, feasible for every column of the dictionary), ``model_class`` says whether
         that dictionary is every arrangement pattern or a sample (``stop_reason``
-        ``"sampled arrangement patterns"``), and ``rtol`` is ``tol`` times the zero
-        network's loss over ``objective_``. ``objective_``, ``dual_gap_``,
-        ``is_optimal_`` and ``fit_time_`` are views of it.
+        ``"sampled arrangement patterns"``), and ``is_optimal`` holds when the gap is
+        within 1e-4 of the zero network's loss (whatever ``tol``); ``rtol`` is that over
+        ``objective_``. ``objective_``, ``dual_gap_``, ``is_optimal_`` and ``fit_time_``
+        are views of it.
     objective_ : float
         Training objective ``loss(network(X)) + beta * |coef_|_1`` realized by the returned
         network (checked against the solver's value).
