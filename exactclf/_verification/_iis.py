@@ -20,10 +20,12 @@ with label ``s``, ``-0.0`` and ``0.0`` alike), and
 
 a set-cover ILP, solved here by :func:`scipy.optimize.milp` (HiGHS behind scipy's
 interface), as the question whether the minimum reaches the certificate's bound: covers
-below the bound are sought, and there are none when it holds. Bounds and targets are read
-with a slack for HiGHS's absolute tolerances (in a unit of the costs that makes the smallest
-about 1e3, or for integer costs their greatest common divisor) and half the certificate's
-relative tolerance ``rtol``; with integer costs they are then rounded up.
+below the bound are sought (among the members that cost less than the bound: a dearer one is
+in no such cover), and there are none when it holds. Bounds and targets are read with a
+slack for HiGHS's absolute tolerances (in a unit of the costs that makes the smallest about
+1e3, or for integer costs their greatest common divisor) and half the optimality tolerance
+of the model's class (``_tolerances.COVER_RTOL``, 0 for integer weights); with integer
+costs they are then rounded up.
 """
 
 from __future__ import annotations
@@ -75,9 +77,18 @@ def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
     4.0
     >>> cover_minimum([[0, 1], [1, 2], [2]], np.array([1.0, 2.0, 3.0]), target=5.0)[0]
     4.0
+    >>> cover_minimum([[0, 1], [2]], np.array([1e-8, 3e-8, 1e8]), target=1.0)[0]
+    1.0
     """
     if not sets and not blocks:
         return 0.0, "no sets"
+    if target is not None:
+        reduced = _below(sets, cost, target, blocks)
+        if isinstance(reduced, str):
+            return max(float(target), 0.0), reduced
+        sets, cost, blocks = reduced
+        if not len(cost):  # x = 0 meets every set and block that is left
+            return 0.0, "a cover of no member costs less than the target"
     n = len(cost)
     # integers below 2**53 are exact, and so are their quotients by a common divisor
     integral = bool(np.all(cost == np.round(cost))) and float(cost.max()) < 2.0**53
@@ -122,6 +133,28 @@ def cover_minimum(sets: list[list[int]], cost: np.ndarray, rtol: float = 0.0,
     bound = min(safe(dual), low)
     bound = math.ceil(bound) if integral else bound
     return max(float(bound), 0.0) * unit, f"HiGHS: {res.message}"
+
+
+def _below(sets, cost, target, blocks):
+    """The cover problem restricted to the members that cost at most ``target`` (a dearer
+    one is in no cover below it), or why no cover costs less than ``target``.
+
+    The restriction is exact, and it puts the costs HiGHS sees in the unit of the target:
+    with costs from 1e-8 to 1e8, the tolerances of the whole problem would be those of the
+    dearest members, a thousand times the cover's cost that is in question.
+    """
+    cheap = cost <= target
+    if cheap.all():
+        return sets, cost, blocks
+    index = np.cumsum(cheap) - 1
+    sets = [[int(index[i]) for i in t if cheap[i]] for t in sets]
+    if any(not t for t in sets):
+        return "a set whose every member costs more than the target"
+    blocks = [([int(index[i]) for i in b if cheap[i]], v) for b, v in blocks]
+    blocks = [(b, v) for b, v in blocks if v > 0]
+    if any(not b for b, _ in blocks):
+        return "a block whose members that cost less than the target cannot meet it"
+    return sets, cost[cheap], blocks
 
 
 class Samples:
