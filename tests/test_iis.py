@@ -831,3 +831,33 @@ def test_what_the_relaxation_leaves_of_the_reserve_goes_to_the_integer_master():
     assert [integer for integer, _ in solves] == [False, True]
     assert solves[0][1] < 1.9  # the relaxation alone: 5/3 at most
     assert best * (1 - 2 * BOUND_RTOL) <= res.lower_bound <= best
+
+
+@pytest.mark.parametrize("seed", [14, 3])
+@pytest.mark.parametrize("mip_solver", ["auto", "highs"])
+def test_large_integer_weights_give_no_false_bound(seed, mip_solver):
+    """Integer weights up to 1e12: the master sees them scaled (a solver took a cover 7 %
+    above the optimum for optimal on them as they were); the bound never passes the
+    enumeration's optimum, an optimality claim is exact, and the certificate verifies."""
+    import warnings
+
+    from _helpers import weighted_samples
+    from sklearn.exceptions import ConvergenceWarning
+
+    from exactclf import ICEClassifier, verify
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(18, 26))
+    Z, wpos, wneg = random_instance(rng, "gaussian", n, 5)
+    X, y, _ = weighted_samples(Z, wpos, wneg)
+    w = rng.integers(1, 10**12, len(y)).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cover = ICEClassifier(method="iis_cover", device="cpu", mip_solver=mip_solver).fit(
+            X, y, sample_weight=w)
+    exact = ICEClassifier(method="exact", device="cpu").fit(X, y, sample_weight=w)
+    assert exact.is_optimal_
+    assert cover.lower_bound_ <= exact.training_errors_ <= cover.training_errors_
+    if cover.is_optimal_:
+        assert cover.training_errors_ == exact.training_errors_
+    assert verify(cover, X, y, w).ok
