@@ -279,6 +279,12 @@ class CoverModel:
         self._ceiling = np.inf  # in the solver's unit
 
     @property
+    def rtol(self) -> float:
+        """The relative gap within which a cover meets a bound: 0 for integer costs (their
+        bounds are exact), else the solver's slack on both."""
+        return 0.0 if self.integral else 2 * BOUND_RTOL
+
+    @property
     def solver(self) -> str:
         """The solver that holds the model now (``"highs"`` after a fallback)."""
         return self._engine.name
@@ -358,10 +364,10 @@ class CoverModel:
     def round_bound(self, bound: float) -> float:
         """A solver's bound (caller's units) made safe (tolerance) and tight (integer
         costs)."""
-        slack = max(BOUND_RTOL * abs(bound), self.atol)
-        if self.integral:
+        if self.integral:  # the solver's tolerances alone: a bound below a unit is exact
+            slack = self.atol
             return float(math.ceil((bound - slack) / self.scale) * self.scale)
-        return float(bound - slack)
+        return float(bound - max(BOUND_RTOL * abs(bound), self.atol))
 
     def solve(self, integer: bool = True, time_limit: float | None = None,
               cutoff: float | None = None, first: bool = False,
@@ -398,7 +404,7 @@ class CoverModel:
         bound = max(self.round_bound(raw), 0.0)
         # optimal: the returned point's own cost meets the proven bound
         optimal = bool(x is not None
-                       and self.cost @ x <= bound + 2 * BOUND_RTOL * abs(bound))
+                       and self.cost @ x <= bound + self.rtol * abs(bound))
         return x, bound, optimal
 
     def _n_rows(self) -> int:

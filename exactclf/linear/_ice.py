@@ -27,7 +27,6 @@ from .._separator import UnrealizableLabeling, max_margin_separator
 from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
 from ._bounds import conflict_bound, lower_bound
-from ._cover import BOUND_RTOL
 from ._iis import cover_bound, iis_witness
 from ._incumbent import best_incumbent
 from ._min01 import labeling_errors, majority_labeling, search_size
@@ -331,9 +330,6 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                 _RECHECK_SECONDS, self._remaining(t0))
             bound = min(bound, cover_bound([t for k, t in enumerate(cuts) if k not in left_out],
                                            wpos, wneg, time_limit=seconds))
-            if complete and realized - bound > 2 * BOUND_RTOL * abs(realized):
-                # the cover's proof rested on them
-                complete, stop = False, StopReason.NUMERICAL
         bound = min(bound, realized)
         witness = self._witness(bound_method, witnessed, conflicts.method)
         # what "optimal" means is fixed by the kind of proof (exact for integer weights),

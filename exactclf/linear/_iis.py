@@ -81,8 +81,9 @@ class IISCoverResult:
 
     ``positive[i]`` says whether point ``i`` is on the positive side of a strict affine
     classifier; ``value`` is the weight of its errors; ``lower_bound`` is a proven lower
-    bound on the optimum; ``complete`` is True when ``value`` is proven optimal (within
-    ``2 * BOUND_RTOL`` of ``lower_bound``, relative, for non-integer weights).
+    bound on the optimum; ``complete`` is True when ``value`` is proven optimal (exactly for
+    integer costs, within ``2 * BOUND_RTOL`` of ``lower_bound``, relative, otherwise: see
+    :attr:`CoverModel.rtol`).
     ``stop_reason`` says why an incomplete solve stopped: ``"time_limit"``, ``"interrupted"``
     (Ctrl-C), ``"numerical"`` (floating point cannot decide a subset's separability) or
     ``"master failed"``.
@@ -650,7 +651,7 @@ class IISCoverSolver:
 
     def done(self) -> bool:
         """Whether the incumbent is proven optimal."""
-        return self.best - self.lower <= 2 * BOUND_RTOL * abs(self.best)
+        return self.best - self.lower <= self.master.rtol * abs(self.best)
 
     def _report(self, t0: float) -> None:
         if self.verbose >= 1:

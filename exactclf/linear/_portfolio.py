@@ -32,6 +32,7 @@ from .._backend import CPU, Backend
 from .._certificate import StopReason
 from .._combinatorics import MAX_RANK
 from .._resources import effective_workers
+from .._verification._tolerances import integral_weights
 from ._bounds import _IIS_FIRST_DIM, LowerBound, conflict_bound, lower_bound, partition_bound
 from ._cover import BOUND_RTOL
 from ._iis import IISCoverSolver
@@ -315,10 +316,12 @@ def solve_portfolio(
     iis_bound = False  # the bound is the IIS cover's
     active = list(order)
     slice_ = _first_slice(order[0], total, n_jobs)
+    rtol = 0.0 if integral_weights(np.r_[wpos, wneg]) else 2 * BOUND_RTOL
 
     def proven() -> bool:
-        # relative to the value itself: weights may have any units
-        return best - bound.value <= 2 * BOUND_RTOL * abs(best)
+        # exact for integer weights; otherwise relative to the value itself (weights may
+        # have any units)
+        return best - bound.value <= rtol * abs(best)
 
     while active and stop_reason is None and proven_by is None:
         for path in list(active):
