@@ -325,3 +325,21 @@ def test_ngd_certificate_claims_no_proof():
     clf.partial_fit(X[:20], y[:20])  # the certificate of the last call, on its data
     assert clf.certificate_.n_samples == 20 and verify(clf, X[:20], y[:20]).ok
     assert not verify(clf, X, y).ok
+
+
+def test_decimal_grid_claims_no_pattern_that_float_merged():
+    """Iris petal sizes on their 0.1 grid: triples collinear in decimals are not exactly so
+    in binary, so exact arithmetic finds patterns that the float64 enumeration merges. The
+    fit must not claim every network then; its certificate verifies either way."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    X, y = X[:, 2:], (y == 2).astype(int)
+    clf = ThresholdNetLasso(beta=0.1, arrangements="exact").fit(X, y)
+    assert_verifies(clf, X, y)
+    assert not clf.is_optimal_ and clf.certificate_.stop_reason == StopReason.THIN_POINTS
+    # the same points rounded to whole millimetres are exactly collinear: proven
+    Xi = np.round(10 * X)
+    clf = ThresholdNetLasso(beta=0.1, arrangements="exact").fit(Xi, y)
+    assert clf.is_optimal_
+    assert_verifies(clf, Xi, y)
