@@ -87,6 +87,9 @@ class StopReason(str, Enum):
                    "standardized points spans less than 1e-05 of the widest (as does a "
                    "feature that is an affine combination of others up to rounding)")
     UNREALIZABLE_MARGIN = "margin below float64 resolution"
+    NEAR_TIES = ("points within rounding of a hyperplane through others, not exactly on it "
+                 "(a decimal grid in binary): float64 cannot enumerate the dichotomies that "
+                 "split them")
     SAMPLED_PATTERNS = "sampled arrangement patterns"
     NO_PROOF = "no proof: a local method"
 

@@ -686,3 +686,18 @@ def test_documented_exit_codes_match_the_code():
             "the fit failed, 130 interrupted.") in doc
     assert cli.EXIT_NOT_VERIFIED == 1
     assert "Exit status: 0 verified; 1 not verified" in doc and "; 2 input refused" in doc
+
+
+@pytest.mark.parametrize("scale", ["1e155", "1e-160"])
+def test_verify_mrc_at_extreme_feature_scales(tmp_path, scale):
+    """Features at 1e155 and 1e-160: the fit is right, and verify re-checks R(mu) in scaled
+    units (their squares would overflow or underflow float64)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(int)
+    rows = [f"{a}{scale[1:]},{b}{scale[1:]},{c}" for (a, b), c in zip(
+        np.round(X, 6).tolist(), y.tolist(), strict=True)]
+    path = _write(tmp_path, ["x,z,label", *rows])
+    assert _fit(path, model="mrc") == 0
+    model_file = str(tmp_path / "data.mrc.joblib")
+    assert main(["verify", model_file, str(path), "--target", "label"]) == 0

@@ -725,3 +725,32 @@ def test_the_candidate_family_stops_at_the_time_limit(monkeypatch):
     res = exact_union(U, want_w, other_w, 2, time_limit=5.0)
     assert not res.complete and res.stop_reason == "time_limit"
     assert res.value == min(want_w.sum(), other_w.sum()) == union_errors(res.sets, want_w, other_w)
+
+
+@pytest.mark.parametrize("method", ["exact", "auto"])
+def test_fit_trace_rows_in_order_within_the_fit(method, monkeypatch):
+    """A row per stage run, in order, within the fit's time; incumbents never worsen; every
+    bound is one on the returned network's errors; pickled with the model. ``"auto"`` is
+    made to run the portfolio of heuristics and bounds."""
+    import pickle
+
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_PLANES", 0)
+    monkeypatch.setattr(_deepice, "_MAX_EXACT_LINEAR", 0)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = ((X**2).sum(axis=1) + 0.5 * rng.normal(size=40) > 1.4).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=2, method=method, time_limit=5,
+                                      device="cpu", random_state=0).fit(X, y)
+    trace = clf.fit_trace_
+    assert clf.method_ == ("exact" if method == "exact" else "portfolio")
+    assert trace and (method == "exact" or trace[0].stage == "linear seed")
+    starts = [row.start for row in trace]
+    assert starts == sorted(starts) and all(row.seconds >= 0 for row in trace)
+    assert trace[-1].start + trace[-1].seconds <= clf.fit_time_
+    finite = [row.incumbent for row in trace if np.isfinite(row.incumbent)]
+    assert finite == sorted(finite, reverse=True) and finite[-1] >= clf.training_errors_
+    assert all(row.bound <= clf.training_errors_ for row in trace)
+    assert pickle.loads(pickle.dumps(clf)).fit_trace_ == trace

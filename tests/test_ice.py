@@ -666,3 +666,31 @@ def test_a_plane_that_float64_cannot_hold_in_the_original_units_is_not_certified
             assert not clf.is_optimal_
             seen += 1
     assert seen  # the case arises on these instances
+
+
+def test_fit_trace_says_where_the_time_went(capsys):
+    """A row per stage run, in order, within the fit's time; incumbents never worsen and
+    every bound is one on the returned errors; verbose prints the rows to stderr only; the
+    trace is pickled with the model."""
+    from exactclf._trace import TraceRow
+
+    X, y = load_haberman(return_X_y=True)
+    with warnings.catch_warnings():  # stopped by its budget, or proven on a fast machine
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = ICEClassifier(time_limit=1.0, verbose=1).fit(X, y)
+    trace = clf.fit_trace_
+    out = capsys.readouterr()
+    assert out.out == "" and all(row.stage in out.err for row in trace)
+    assert trace and all(isinstance(row, TraceRow) for row in trace)
+    assert trace[0].stage.startswith("incumbents")
+    starts = [row.start for row in trace]
+    assert starts == sorted(starts) and all(row.seconds >= 0 for row in trace)
+    assert trace[-1].start + trace[-1].seconds <= clf.fit_time_
+    incumbents = [row.incumbent for row in trace]
+    assert incumbents == sorted(incumbents, reverse=True)
+    assert incumbents[-1] >= clf.training_errors_
+    assert all(row.bound <= clf.training_errors_ for row in trace)
+    assert set(trace[0]._asdict()) == {"stage", "start", "seconds", "incumbent", "bound", "stop"}
+    assert pickle.loads(pickle.dumps(clf)).fit_trace_ == trace
+    proven = ICEClassifier().fit(X, y).fit_trace_
+    assert proven[-1].stop == "proven" and proven[-1].bound == proven[-1].incumbent

@@ -503,3 +503,28 @@ def test_beyond_the_exact_range_the_local_search_starts_from_every_incumbent(mon
     assert res.value <= errors[0] and res.value == labeling_errors(res.positive, wpos, wneg)
     for i, (_, p, _) in enumerate(seen["candidates"]):  # distinct labelings
         assert not any(np.array_equal(p, q) for _, q, _ in seen["candidates"][:i])
+
+
+def test_an_iis_cover_that_proves_nothing_leaves_the_quick_bound_its_reserve(monkeypatch):
+    """The enumeration and the IIS cover share the budget and both stop before a bound above
+    the conflicting duplicates: the quick bound still runs, in the share reserved for it up
+    front (the IIS cover's own turn no longer takes that reserve)."""
+    from exactclf.linear._iis import IISCoverSolver
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 3))
+    pos = Z[:, 0] + rng.normal(size=300) > 0
+    monkeypatch.setattr(_portfolio, "path_order", lambda *a, **k: ["exact", "iis_cover"])
+    real_run = IISCoverSolver.run
+
+    def no_bound(self, seconds, reserve=0.0):  # an IIS cover stopped at its first round
+        res = real_run(self, 1e-3, 0.0)
+        return replace(res, lower_bound=0.0, complete=False,
+                       stop_reason=StopReason.TIME_LIMIT)
+
+    monkeypatch.setattr(IISCoverSolver, "run", no_bound)
+    seen = _spy(monkeypatch, "lower_bound")
+    res = _portfolio.solve_portfolio(Z, Z, pos * 1.0, ~pos * 1.0, time_limit=2.0)
+    assert not res.complete and "kwargs" in seen  # the quick bound ran
+    assert seen["kwargs"]["time_limit"] >= 0.5 * _portfolio._BOUND_SHARE * 2.0
+    assert res.lower_bound == max(seen["result"].value, 0.0)

@@ -24,6 +24,7 @@ from .._combinatorics import MAX_RANK
 from .._fit_guard import guarded_fit
 from .._gurobi import import_gurobipy
 from .._separator import UnrealizableLabeling, max_margin_separator
+from .._trace import FitTrace
 from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
 from ._bounds import conflict_bound, lower_bound
@@ -173,6 +174,13 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         Candidate hyperplanes searched.
     n_candidates_total_ : int
         Size of the complete search.
+    fit_trace_ : list of TraceRow
+        Where the fit's time went: a row per stage run (the incumbent heuristics, each turn
+        of the enumeration and of the IIS cover, the local search and bounds beyond the
+        exact range, the quick bound), with ``stage``, ``start`` and ``seconds`` (from the
+        start of ``fit``), the ``incumbent`` and the proven ``bound`` after it, and ``stop``
+        (why it ended). ``row._asdict()`` gives a row as a dict; ``verbose`` prints each row
+        as it ends (see :doc:`/user_guide/budgets`).
     method_ : str
         The method that produced the model (``"exact"``, ``"iis_cover"`` or ``"milp"``).
     device_ : str
@@ -274,11 +282,15 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         cuts, farkas = None, None  # the IISs of a bound proven by the IIS cover
         self.method_ = self._choose_method(total, Z, wpos, wneg)
         self._limit = self._fit_time_limit(total)
+        trace = FitTrace(t0, type(self).__name__, self.verbose)
+        t_stage = time.perf_counter()
 
         if self.method_ == "milp":
             positive, interrupted = self._fit_milp(Z, wpos, wneg, t0)
             stop = StopReason.INTERRUPTED if interrupted else None
             complete, n_cand = False, 0
+            trace.record("big-M MILP", t_stage, self.upper_bound_, bound,
+                         stop or "done")
         elif frame.dim == 0:
             # every point coincides: a constant classifier is all an affine one can do, and
             # it errs on each point's lighter label (the conflicting duplicates)
@@ -286,8 +298,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             self.upper_bound_ = labeling_errors(positive, wpos, wneg)
             self.upper_bound_source_ = "majority class"
             complete, n_cand = True, 0
+            trace.record("majority class", t_stage, self.upper_bound_, self.upper_bound_,
+                         "proven")
         else:
-            res = self._fit_search(U, Z, wpos, wneg, backend, t0)
+            res = self._fit_search(U, Z, wpos, wneg, backend, t0, trace)
             positive, complete, n_cand = res.positive, res.complete, res.n_candidates
             stop = None if res.complete else res.stop_reason
             if res.lower_bound >= bound:
@@ -320,6 +334,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             # the frame resolves the points, float64 cannot hold the plane in their units
             complete, stop = False, StopReason.UNREALIZABLE_MARGIN
         self.n_candidates_ = n_cand
+        self.fit_trace_ = list(trace.rows)
         if complete and (frame.dim == 0 or bound_method == "exhaustive search"):
             bound = realized
         if witnessed is not None and witnessed[1]:
@@ -468,14 +483,14 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             self._interrupted("the MILP")
         return positive, interrupted
 
-    def _fit_search(self, U, Z, wpos, wneg, backend, t0) -> PortfolioResult:
+    def _fit_search(self, U, Z, wpos, wneg, backend, t0, trace) -> PortfolioResult:
         res = solve_portfolio(
             U, Z, wpos, wneg,
             method="iis_cover" if self.method_ == "iis_cover" else self.method,
             upper_bound=self.upper_bound,
             backend=backend, max_candidates=self.max_candidates,
             time_limit=self._remaining(t0), n_jobs=self.n_jobs, verbose=self.verbose,
-            mip_solver=self.mip_solver,
+            mip_solver=self.mip_solver, trace=trace,
         )
         self.upper_bound_, self.upper_bound_source_ = res.upper_bound, res.upper_bound_source
         self.method_ = res.method

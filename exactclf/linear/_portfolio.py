@@ -32,6 +32,7 @@ from .._backend import CPU, Backend
 from .._certificate import StopReason
 from .._combinatorics import MAX_RANK
 from .._resources import effective_workers
+from .._trace import FitTrace
 from .._verification._tolerances import integral_weights
 from ._bounds import _IIS_FIRST_DIM, LowerBound, conflict_bound, lower_bound, partition_bound
 from ._cover import BOUND_RTOL
@@ -108,6 +109,8 @@ _FINAL_LP_SHARE, _FINAL_LP_SECONDS = 0.1, 5.0
 #: (``_RATE_SLACK`` times the planning rate) gets no turns: the IIS cover, exact as well,
 #: runs alone
 _HOPELESS_SECONDS = 86400.0
+#: the stage name of each path's turn in a fit's trace
+_PATH_STAGES = {"exact": "enumeration", "iis_cover": "IIS cover"}
 
 
 @dataclass(kw_only=True)
@@ -204,6 +207,7 @@ def solve_portfolio(
     verbose: int = 0,
     incumbent: np.ndarray | None = None,
     mip_solver: str = "highs",
+    trace: FitTrace | None = None,
 ) -> PortfolioResult:
     """Minimize the weighted 0-1 loss of an affine classifier by the paths of ``method``.
 
@@ -235,6 +239,9 @@ def solve_portfolio(
         first one's local search instead of starting it again.
     mip_solver : {"highs", "gurobi", "auto"}
         The solver of the IIS cover's master (:class:`~exactclf.linear._cover.CoverModel`).
+    trace : FitTrace, optional
+        Records a row per stage run (the incumbents, the local search and bounds beyond the
+        exact range, each turn of a path, the quick bound).
 
     Returns
     -------
@@ -249,6 +256,7 @@ def solve_portfolio(
     (1.0, 1.0, True, 'exact')
     """
     t0 = time.perf_counter()
+    trace = trace or FitTrace(t0)
     deadline = math.inf if time_limit is None else t0 + time_limit
     reserve = 0.0 if time_limit is None else _BOUND_SHARE * time_limit
     dim = Z.shape[1]
@@ -273,6 +281,7 @@ def solve_portfolio(
         not use_milp)
     # beyond the exact range, the one-unit networks too (their half-spaces can fit the 0-1
     # loss far better than the surrogates')
+    t_stage = time.perf_counter()
     if incumbent is None:
         t_inc = time.perf_counter()
         cands, interrupted = incumbent_candidates(
@@ -287,6 +296,8 @@ def solve_portfolio(
         best, source = labeling_errors(best_pos, wpos, wneg), "the given labeling"
         cands = [(source, best_pos, best)]
     bound = conflict_bound(wpos, wneg)
+    trace.record(f"incumbents ({source})", t_stage, best, bound.value,
+                 StopReason.INTERRUPTED if interrupted else "done")
     local_cuts = None  # the IISs of the bound when it is the local cover's
     seed = None  # the local cover, whose IISs and bound start the IIS cover
     bounded_beyond = False  # the local cover (and partitions) ran: no quick bound after
@@ -294,6 +305,7 @@ def solve_portfolio(
         # the partitions take the rest of the budget unless the enumeration may still
         # finish in it (it then gets the time after their share)
         partitions = None if "exact" not in order else _RANDOM_PARTITION_SHARE
+        t_stage = time.perf_counter()
         best_pos, best, source, interrupted, local, blocks = _beyond_exact_range(
             Z, wpos, wneg, cands, time_limit, deadline, partitions, max(fitted, 0.0), n_jobs,
             verbose)
@@ -302,6 +314,8 @@ def solve_portfolio(
             bound, local_cuts, seed = local, local.cuts, local
         if blocks is not None and blocks.value > bound.value:
             bound, local_cuts = blocks, None
+        trace.record("local search and bounds", t_stage, best, bound.value,
+                     StopReason.INTERRUPTED if interrupted else "done")
     ub = best
     if verbose:
         print(f"ICEClassifier: {len(U)} unique points in dimension {dim}, {total:.4g} "
@@ -325,14 +339,15 @@ def solve_portfolio(
 
     while active and stop_reason is None and proven_by is None:
         for path in list(active):
-            # the reserve is for the quick bound, of no use once the IIS cover runs
-            left = deadline - (reserve if iis is None and path != "iis_cover" else 0.0) - (
-                time.perf_counter())
+            # the reserve is for the quick bound, kept until the IIS cover proves more
+            # than the conflicting duplicates
+            left = deadline - (0.0 if iis_bound else reserve) - time.perf_counter()
             if left <= 0:
                 stop_reason = StopReason.TIME_LIMIT
                 break
             seconds = min(slice_, left) if len(active) > 1 else (
                 None if time_limit is None else left)
+            t_stage = time.perf_counter()
             if path == "iis_cover":
                 if iis is None:
                     t_setup = time.perf_counter()
@@ -347,14 +362,14 @@ def solve_portfolio(
                         seconds = max(seconds - (time.perf_counter() - t_setup), 1e-3)
                 else:
                     iis.offer(best_pos)
-                reserve = (0.0 if seconds is None or len(active) > 1 else
-                           min(_FINAL_LP_SHARE * seconds, _FINAL_LP_SECONDS))
+                lp_reserve = (0.0 if seconds is None or len(active) > 1 else
+                              min(_FINAL_LP_SHARE * seconds, _FINAL_LP_SECONDS))
                 if milp_due:
                     milp_due = False
                     res = _iis_turn_with_milp(iis, Z, wpos, wneg, seconds, time_limit,
-                                              n_jobs, verbose, reserve)
+                                              n_jobs, verbose, lp_reserve)
                 else:
-                    res = iis.run(seconds, reserve)
+                    res = iis.run(seconds, lp_reserve)
                 if res.lower_bound > bound.value:
                     bound = LowerBound(res.lower_bound, "IIS cover (Benders master)")
                     iis_bound = True
@@ -385,21 +400,23 @@ def solve_portfolio(
             if proven_by is None and proven():
                 # the incumbent meets a bound: the IIS cover's, or the conflicts' alone
                 proven_by = "iis_cover" if iis is not None else found_by
+            trace.record(_PATH_STAGES[path], t_stage, best, best if exhausted else bound.value,
+                         "proven" if proven_by is not None
+                         else stop_reason or res.stop_reason or "slice")
             if proven_by is not None or stop_reason is not None:
                 break
-            if verbose and len(active) > 1:
-                print(f"ICEClassifier: {path} stopped after its {seconds:.3g} s slice at best "
-                      f"{best:g}, bound {bound.value:g}", file=sys.stderr, flush=True)
         slice_ *= 2
 
     if exhausted:
         bound = LowerBound(best, "exhaustive search")
         iis_bound, local_cuts = False, None
-    elif (proven_by is None and stop_reason != StopReason.INTERRUPTED and iis is None
+    elif (proven_by is None and stop_reason != StopReason.INTERRUPTED and not iis_bound
           and not bounded_beyond):
-        # a budget stop with no bound but the conflicts (beyond the exact range, the local
-        # cover and partitions ran instead): the quick bound, in the reserve
-        elapsed = time.perf_counter() - t0
+        # a budget stop with no bound but the conflicts (an IIS cover stopped before its
+        # bound rose; beyond the exact range, the local cover and partitions ran instead):
+        # the quick bound, in the reserve
+        t_stage = time.perf_counter()
+        elapsed = t_stage - t0
         seconds = (reserve if time_limit is not None else
                    min(max(0.1 * elapsed, _BOUND_SECONDS_MIN), _BOUND_SECONDS_MAX))
         quick = lower_bound(Z, wpos, wneg, time_limit=max(seconds, 1e-3),
@@ -408,6 +425,8 @@ def solve_portfolio(
             bound, local_cuts = quick, None
         if quick.interrupted:
             stop_reason = StopReason.INTERRUPTED
+        trace.record("quick bound", t_stage, best, bound.value,
+                     StopReason.INTERRUPTED if quick.interrupted else "done")
     value = labeling_errors(best_pos, wpos, wneg)
     return PortfolioResult(
         positive=best_pos, value=value, lower_bound=min(bound.value, value),

@@ -25,6 +25,7 @@ from .._certificate import (
 from .._combinatorics import n_combinations
 from .._fit_guard import guarded_fit
 from .._resources import check_memory, effective_workers
+from .._trace import FitTrace
 from .._warnings import warn
 from ..linear._bounds import conflict_bound
 from ._exact import family_bytes, useful_planes
@@ -176,6 +177,13 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
     n_tuples_ : int
         K-tuples of the spaces the exact searches covered, before pruning (0 when none
         ran): ``1 - n_candidates_ / n_tuples_`` is their pruning rate.
+    fit_trace_ : list of TraceRow
+        Where the fit's time went: a row per stage run (the linear seed, the heuristics,
+        obstruction covers, level and partition bounds, each exact search, the joint cover,
+        the search that uses the time left), with ``stage``, ``start`` and ``seconds`` (from
+        the start of ``fit``), the ``incumbent`` and the network class's proven ``bound``
+        after it (0 until both polarities have one), and ``stop``. ``row._asdict()`` gives a
+        row as a dict; ``verbose`` prints each row as it ends.
     method_ : str
         ``"exact"``, ``"coreset"`` or ``"portfolio"``.
     stop_reason_ : StopReason or None
@@ -293,11 +301,12 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             # one half-space: the complement of a strictly realizable subset is strictly
             # realizable too, so the other polarity has the same optimum
             searches = searches[:1]
+        trace = FitTrace(t0, type(self).__name__, self.verbose)
         settings = SearchSettings(
             self.method_, self.time_limit, self.max_candidates, self.coreset_size,
             self.heap_size, self.coreset_stop, self.shrink, self.n_shuffles,
             seed=check_random_state(self.random_state).randint(2**31), backend=backend,
-            n_jobs=n_jobs, verbose=self.verbose)
+            n_jobs=n_jobs, verbose=self.verbose, trace=trace)
         results = MaxoutSearch(Z, searches, K, settings, t0, U=data.U).run()
         # the bound holds for the network class: the weaker of the polarities' bounds (a
         # polarity not searched, after an interrupt, only by its conflicting duplicates)
@@ -330,6 +339,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         best = results[polarity]
         self._use_network(data, polarity, best.planes)
         self.n_candidates_ = sum(r.n_evaluated for r in results.values())
+        self.fit_trace_ = list(trace.rows)
         self.n_tuples_ = sum(r.n_tuples for r in results.values())
         # the returned network's own reason first (the other polarity's may only say that
         # its network, not returned, failed to realize its count)

@@ -29,6 +29,7 @@ certificate.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,7 @@ from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._partition import level_blocks
 from .._resources import fits_memory
+from .._trace import FitTrace
 from .._warnings import warn
 from ..linear._bounds import conflict_bound
 from ..linear._local_cover import local_cover_bound
@@ -174,6 +176,7 @@ class SearchSettings:
     backend: Backend
     n_jobs: int
     verbose: int
+    trace: FitTrace | None = None
 
     def coreset(self, Z, want_w, other_w, K, seconds, *, final=False,
                 run: int = 0) -> PolarityResult:
@@ -239,6 +242,27 @@ class MaxoutSearch:
         """The errors of the best network found."""
         return min(r.value for r in self.results.values())
 
+    def _stage(self, name: str, step, *args):
+        """Run one stage (a method; True from it means Ctrl-C stopped it) and record its
+        row in the fit's trace: the incumbent and the network class's bound after it."""
+        started = time.perf_counter()
+        out = step(*args)
+        self._record(name, started, out is True)
+        return out
+
+    def _record(self, name: str, started: float, interrupted: bool) -> None:
+        """The trace's row of a stage that started at ``started`` and ends now."""
+        trace = self.settings.trace
+        if trace is None:
+            return
+        incumbent = self.incumbent() if self.results else math.inf
+        # the class's bound: the weaker polarity's, once both have one
+        bound = (min(r.lower for r in self.results.values())
+                 if len(self.results) == len(self.searches) else 0.0)
+        stop = (StopReason.INTERRUPTED if interrupted else
+                "proven" if incumbent <= bound else "done")
+        trace.record(name, started, incumbent, bound, stop)
+
     def say(self, msg: str) -> None:
         if self.settings.verbose:
             print(f"Deep-ICE: {msg} ({time.perf_counter() - self.t0:.1f} s)", file=sys.stderr,
@@ -262,7 +286,7 @@ class MaxoutSearch:
         seeds: dict[int, PolarityResult] = {}
         if (s.method == "exact" and self.K > 1 and len(searches) == 2
                 and len(self.Z) > 2 * s.coreset_size):
-            seeds = self._seed_polarities()
+            seeds = self._stage("coreset seeds", self._seed_polarities)
             if any(r.stop_reason == StopReason.INTERRUPTED for r in seeds.values()):
                 self.results = seeds  # Ctrl-C: the heuristic's networks and bounds
                 return seeds
@@ -279,6 +303,7 @@ class MaxoutSearch:
                 bound = first + 1 if polarity == 1 and s.method == "exact" else first
             elif polarity in seeds:  # at most the heuristic's errors
                 bound = seeds[polarity].value + 1
+            started = time.perf_counter()
             try:
                 res = self._search(want_w, other_w, remaining, bound)
             except KeyboardInterrupt:  # before the search could stop by itself (preparing
@@ -292,6 +317,9 @@ class MaxoutSearch:
             if seed is not None and seed.value < res.value:  # the search stopped early
                 res.value, res.planes = seed.value, seed.planes
             self.results[polarity] = res
+            self._record(f"{'exact search' if s.method == 'exact' else 'coreset heuristic'}, "
+                         f"polarity {polarity:+d}", started,
+                         res.stop_reason == StopReason.INTERRUPTED)
             if res.stop_reason == StopReason.INTERRUPTED:  # Ctrl-C ends the fit, not one polarity
                 break
         return self.results
@@ -348,12 +376,12 @@ class MaxoutSearch:
         the budget is spent; what time is left improves the bounds of the polarities still
         open, then their networks (:meth:`_search_more`)."""
         try:
-            linear = self.linear = self._linear_seed()
-            if linear is None or self._heuristics(linear):
+            linear = self.linear = self._stage("linear seed", self._linear_seed)
+            if linear is None or self._stage("heuristics", self._heuristics, linear):
                 return self.results
             # the better polarity first: the other then only has to be ruled out
             order = self._best_first()
-            if self._prove(order) or self._search_more(order):
+            if self._prove(order) or self._stage("more search", self._search_more, order):
                 return self.results
         except KeyboardInterrupt:  # between the phases (each phase stops by itself)
             if not self.results:
@@ -479,24 +507,26 @@ class MaxoutSearch:
         # proves at once what partitions of small blocks never reach)
         cheap = planes / PLANE_RATE <= _CHEAP_SHARE * self.budget
         before = {p: self.results[p].lower for p in order}
-        if self._obstructions(order, min(_OBSTRUCTION_SHARE * self.budget,
-                                         _OBSTRUCTION_SECONDS),
-                              min(_PAIR_SHARE * self.budget, _PAIR_SECONDS)):
+        if self._stage("obstruction covers", self._obstructions, order,
+                       min(_OBSTRUCTION_SHARE * self.budget, _OBSTRUCTION_SECONDS),
+                       min(_PAIR_SHARE * self.budget, _PAIR_SECONDS)):
             return True
         for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
             if phase == "bounds":
                 # level blocks first; the joint cover that joins them keeps its share
-                if self._levels(order, min(time.perf_counter() + _LEVEL_SHARE * self.budget,
-                                           self.deadline - _JOINT_SHARE * self.budget)):
+                if self._stage("level blocks", self._levels, order,
+                               min(time.perf_counter() + _LEVEL_SHARE * self.budget,
+                                   self.deadline - _JOINT_SHARE * self.budget)):
                     return True
-                if self._bounds(order, self.t0 + _BOUND_SHARE * self.budget,
-                                self.settings.seed):
+                if self._stage("partition bounds", self._bounds, order,
+                               self.t0 + _BOUND_SHARE * self.budget, self.settings.seed):
                     return True
                 continue
             for p in order if self.K > 1 else ():
                 if self.results[p].lower >= self.incumbent() or self.left() <= 0:
                     continue
-                if self._exact_phase(p, self.incumbent()):
+                if self._stage(f"exact search, polarity {p:+d}", self._exact_phase, p,
+                               self.incumbent()):
                     return True
         if all(self.results[p].lower <= before[p] for p in order):
             # the bounds raised nothing in their share (in many dimensions blocks small
@@ -511,11 +541,13 @@ class MaxoutSearch:
         covered = (low.lower < self.incumbent() and low.bound_method in _COVERS
                    and low.partition is not None)
         reserve = _JOINT_SHARE * self.budget if covered else 0.0
-        if self._bounds(order, self.deadline - reserve, self.settings.seed + 1):
+        if self._stage("partition bounds", self._bounds, order, self.deadline - reserve,
+                       self.settings.seed + 1):
             return True
         # the partition bounds stalled before the deadline: the obstructions take the rest
         share = (self.left() - reserve) / len(order) / 2
-        return self._obstructions(order, share, share, seed=1) or self._joint(order)
+        return (self._stage("obstruction covers", self._obstructions, order, share, share, 1)
+                or self._stage("joint cover", self._joint, order))
 
     def _search_more(self, order) -> bool:
         """The time that stalled bounds leave goes to the networks: the linear problem
