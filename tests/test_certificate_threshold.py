@@ -337,7 +337,7 @@ def test_decimal_grid_claims_no_pattern_that_float_merged():
     X, y = X[:, 2:], (y == 2).astype(int)
     clf = ThresholdNetLasso(beta=0.1, arrangements="exact").fit(X, y)
     assert_verifies(clf, X, y)
-    assert not clf.is_optimal_ and clf.certificate_.stop_reason == StopReason.THIN_POINTS
+    assert not clf.is_optimal_ and clf.certificate_.stop_reason == StopReason.NEAR_TIES
     # the same points rounded to whole millimetres are exactly collinear: proven
     Xi = np.round(10 * X)
     clf = ThresholdNetLasso(beta=0.1, arrangements="exact").fit(Xi, y)

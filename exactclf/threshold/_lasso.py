@@ -210,9 +210,9 @@ class _ThresholdNetBase(BaseEstimator):
                                                      and not problem.layers)
         # points too thin for float64 (see AffineFrame.certifiable), or a pattern that the
         # float64 enumeration merged away: the bound does not cover every network
-        every = complete and problem.frame.certifiable and (
-            problem.mode != "exact"
-            or _feasible_for_every_pattern(X, dual[problem.keep], beta))
+        ties_exact = problem.mode != "exact" or _feasible_for_every_pattern(
+            X, dual[problem.keep], beta)
+        every = complete and problem.frame.certifiable and ties_exact
         stop = None
         if not met:
             why, stop = self._gap_cause(gaps, loss0, expected is None, budget_spent)
@@ -222,8 +222,12 @@ class _ThresholdNetBase(BaseEstimator):
                 f"zero network's loss {loss0.sum():.6g}: not certified optimal; {why}.",
                 ConvergenceWarning,
             )
+        elif not complete:
+            stop = StopReason.SAMPLED_PATTERNS
+        elif not ties_exact:
+            stop = StopReason.NEAR_TIES
         elif not every:
-            stop = StopReason.THIN_POINTS if complete else StopReason.SAMPLED_PATTERNS
+            stop = StopReason.THIN_POINTS
         if self._single_target:
             self.coef_ = self.coef_[0]
         self.certificate_ = Certificate(
