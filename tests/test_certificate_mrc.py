@@ -12,9 +12,12 @@ from sklearn.datasets import make_classification
 from sklearn.preprocessing import PolynomialFeatures
 
 from exactclf import verify
-from exactclf._certificate import Certificate
+from exactclf._certificate import Certificate, StopReason, relative_gap
+from exactclf._verification._tolerances import MRC_RTOL
 from exactclf.datasets import load_haberman
-from exactclf.mrc import MRCCCG
+from exactclf.mrc import MRCCCG, mrc_statistics
+from exactclf.mrc._bounds import dual_point, forbidden_labels, pinned_features
+from exactclf.mrc._ccg import mrc_ccg
 
 
 def _data(n, K, seed=0):
@@ -79,7 +82,7 @@ def test_certificate_verifies_and_round_trips(name, X, y, w, kw):
     cert = clf.certificate_
     report = verify(clf, X, y, w)
     assert report.ok, str(report)
-    assert {"value = R(mu)", "dual bound", "witness proves the bound"} <= {
+    assert {"value", "dual point", "witness proves the bound"} <= {
         c.name for c in report.checks}
     assert cert.witness.kind == "mrc_dual"
     assert clf.upper_ == cert.value and clf.lower_ == cert.bound and clf.gap_ == cert.gap
@@ -110,16 +113,16 @@ def test_tampering_is_rejected(kw):
     # a dual point moved: the weight of one row to another row
     alpha = np.array(data["alpha"])
     alpha[np.argmax(alpha)] *= 0.5
-    assert "dual bound" in _failed(verify(clf, X, y, certificate=_tampered(
+    assert "witness proves the bound" in _failed(verify(clf, X, y, certificate=_tampered(
         cert, alpha=alpha.tolist())))
     # a claimed bound above what the dual point proves
-    assert "dual bound" in _failed(verify(clf, X, y, certificate=_tampered(
+    assert "witness proves the bound" in _failed(verify(clf, X, y, certificate=_tampered(
         cert, _fields={"bound": cert.bound + 1e-3})))
     # a claimed bound below what the dual point proves is conservative: it verifies
     assert verify(clf, X, y, certificate=_tampered(
         cert, _fields={"bound": cert.bound - 1e-6 * abs(cert.bound)})).ok
     # a claimed upper_ below R(mu)
-    assert "value = R(mu)" in _failed(verify(clf, X, y, certificate=_tampered(
+    assert "value" in _failed(verify(clf, X, y, certificate=_tampered(
         cert, _fields={"value": cert.value - 1e-6})))
     # a perturbed mu: in the witness only, or in the model too
     mu = np.array(data["mu"])
@@ -127,7 +130,7 @@ def test_tampering_is_rejected(kw):
     assert "primal point" in _failed(verify(clf, X, y, certificate=_tampered(
         cert, mu=mu.tolist())))
     clf.mu_ = mu
-    assert "value = R(mu)" in _failed(verify(clf, X, y, certificate=_tampered(
+    assert "value" in _failed(verify(clf, X, y, certificate=_tampered(
         cert, mu=mu.tolist())))
 
 
@@ -180,3 +183,99 @@ def test_a_final_dual_lp_cut_short_leaves_the_generations_bound(monkeypatch):
     assert cert.witness.kind == "none" and 0.0 < clf.lower_ <= clf.upper_
     report = verify(clf, X, y)
     assert report.ok and report.not_checked, str(report)
+
+
+def _pinned_data(seed, n, K, p=6):
+    """Pixel-like data: small nonnegative integers, a column of zeros, and per class two
+    features that are 0 on all its samples but not on the others' (a pixel never inked in
+    one digit's images). Those features of that class are constant over the training pairs
+    (``lambda_j = 0``), and a dual point proves a bound only with ``z_j = 0`` exactly."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % K
+    X = rng.integers(0, 4, (n, p)).astype(float)
+    X[:, 0] = 0.0
+    for k in range(K):
+        X[y == k, 1 + k % (p - 1)] = 0.0
+        X[y == k, 1 + (3 * k + 1) % (p - 1)] = 0.0
+    return X, y
+
+
+@pytest.mark.parametrize("K, loss", [(8, "0-1"), (3, "0-1"), (3, "log")])
+def test_features_constant_on_a_class_leave_an_optimum_proven(K, loss):
+    """An interior point method leaves rounding-level dual weights on the labels that a
+    feature constant over the training pairs rules out (label k where pixel l is inked,
+    never inked in class k), and with lambda_j = 0 no mixing repairs them: such a dual point
+    proves 0 (the digits). The dual points leave those labels out (every feasible dual point
+    weighs none of them: the pixels are nonnegative), so the generation's bounds and the
+    certificate's prove R* (8 classes: the whole-sample generation's interior point method;
+    log loss: Clarabel's; 3 classes: the simplex method's duals)."""
+    X, y = _pinned_data(0, 20 * K, K)
+    assert pinned_features(np.c_[np.ones(len(X)), X], y, K).sum() >= 2 * K  # 0 column, + 1 a class
+    clf = MRCCCG(loss=loss).fit(X, y)
+    cert = clf.certificate_
+    assert clf.converged_ and cert.is_optimal and clf.stop_reason_ is None
+    assert relative_gap(cert.value, cert.bound) <= MRC_RTOL and cert.rtol == MRC_RTOL
+    assert relative_gap(clf.upper_, max(clf.lower_history_)) <= MRC_RTOL
+    assert verify(clf, X, y).ok
+
+
+def test_a_seed_with_rounding_on_forbidden_labels_still_proves_its_bound():
+    """A dual point with a weight of 1e-9 on a label that a constant feature rules out proves
+    0 as it stands; with no time for the dual LP, the certificate's point is the seed
+    without that row."""
+    X, y = _pinned_data(1, 160, 8)
+    Psi = np.c_[np.ones(len(X)), X] / np.r_[1.0, np.maximum(X.max(axis=0), 1.0)]
+    tau, lam = mrc_statistics(Psi, y, 8, 0.3)
+    res = mrc_ccg(Psi, y, 8, tau, lam)
+    assert relative_gap(res.upper, res.lower) <= MRC_RTOL
+    forbidden = forbidden_labels(Psi, y, 8, tau)
+    assert not forbidden[np.arange(len(y)), y].any()  # a sample's own label never is
+    i, k = np.argwhere(forbidden)[0]
+    sample, Q, values, alpha, class_alpha = res.dual_rows
+    row = np.zeros(8)
+    row[[y[i], k]] = 0.5
+    seed = (np.r_[sample, i], np.vstack([Q, row]), np.r_[values, 0.5],
+            np.r_[alpha, 1e-9], class_alpha)
+    V = Psi @ res.mu.reshape(8, -1).T
+    point = dual_point(Psi, y, 8, tau, lam, V, tol=1e-5, zero_tol=1e-12, seed=seed,
+                       upper=res.upper, deadline=0.0)
+    assert relative_gap(res.upper, point.bound) <= MRC_RTOL
+
+
+def test_mixed_signs_are_not_forbidden():
+    """A feature 0 on class 0 that takes both signs elsewhere: a dual point may weigh its
+    labels where they cancel, so none is left out."""
+    Psi = np.c_[np.ones(4), [0.0, 0.0, 1.0, -1.0]]
+    y = np.array([0, 0, 1, 1])
+    assert pinned_features(Psi, y, 2).tolist() == [False, True, False, False]
+    assert forbidden_labels(Psi, y, 2, np.array([0.5, 0.0, 0.5, 0.0])) is None
+    assert forbidden_labels(abs(Psi), y, 2, np.array([0.5, 0.0, 0.5, 0.5])).tolist() == [
+        [False, False], [False, False], [True, False], [True, False]]
+
+
+@pytest.mark.parametrize("eps1", [0.1, 1e-2, 1e-4])
+@pytest.mark.parametrize("data", ["K=2", "K=5", "wine"])
+def test_optimal_means_a_gap_within_mrc_rtol_whatever_eps1(data, eps1):
+    """is_optimal claims the relative gap within MRC_RTOL whatever eps1 (a solver parameter
+    changes how close the fit gets, not what optimal means); a converged fit with a larger
+    gap says so, with a stop reason and a warning that names eps1."""
+    from sklearn.datasets import load_wine
+
+    X, y = {"K=2": _data(80, 2), "K=5": _data(100, 5, 2),
+            "wine": load_wine(return_X_y=True)}[data]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        clf = MRCCCG(eps1=eps1).fit(X, y)
+    cert = clf.certificate_
+    gap = relative_gap(cert.value, cert.bound)
+    assert clf.converged_ and cert.rtol == MRC_RTOL
+    assert cert.is_optimal == (gap <= MRC_RTOL)
+    if cert.is_optimal:
+        assert clf.stop_reason_ is None and clf.gap_ == 0.0
+    else:
+        assert clf.stop_reason_ == StopReason.OPEN_GAP and clf.gap_ == gap
+        assert any("MRC_RTOL" in str(w.message) and "eps1" in str(w.message)
+                   for w in record)
+    if eps1 == 0.1:  # far from R* on all three
+        assert gap > MRC_RTOL and not cert.is_optimal
+    assert verify(clf, X, y).ok

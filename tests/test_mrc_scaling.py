@@ -17,10 +17,11 @@ from exactclf.mrc._lp import HighsLP
 
 def _solve(box, at_bound: bool, objective: float):
     """A solve whose two columns sit at the box's bounds (with negative reduced costs) or
-    inside it."""
+    inside it (with zero reduced costs, as at any LP optimum)."""
     cols, ub = box.bounds(np.array([0]))
     x = np.r_[0.0, ub if at_bound else 0.5 * ub]
-    return SimpleNamespace(x=x, col_dual=np.full(3, -1.0), objective=objective)
+    return SimpleNamespace(x=x, col_dual=np.full(3, -1.0 if at_bound else 0.0),
+                           objective=objective)
 
 
 def _step(box, R_iterate, objective, at_bound=True):
@@ -42,6 +43,28 @@ def test_box_grows_only_after_a_step_that_paid():
     assert box.radius == 2 * r
     _step(box, 0.55, 0.5, at_bound=False)  # paid, but the box does not bind: stays
     assert not box.binds and box.radius == 2 * r
+
+
+def test_box_binds_by_what_its_next_radius_gains():
+    """An interior point method's iterate sits a little inside a bound that binds; and a
+    column whose reduced cost per unit is below tol binds where the radius it would add
+    gains more than tol (a feature constant over the training pairs, whose optimum lies at
+    |mu_j| of 1 / psi_j)."""
+    box = Box(np.ones(1))
+    box.apply(SimpleNamespace(set_col_bounds=lambda *args: None), np.array([0]))
+    cols, ub = box.bounds(np.array([0]))
+    inside = SimpleNamespace(x=np.r_[0.0, ub * (1.0 - 1e-6)], col_dual=np.r_[0.0, -1e-3, 0.0],
+                             objective=0.0)
+    box.update(inside, 0.5, (0.5, np.zeros(1), 0.0), tol=1e-6)
+    assert box.binds
+    for radius, binds in ((1.0, False), (1e3, True)):
+        box.radius = radius
+        box.apply(SimpleNamespace(set_col_bounds=lambda *args: None), np.array([0]))
+        cols, ub = box.bounds(np.array([0]))
+        small = SimpleNamespace(x=np.r_[0.0, ub], col_dual=np.r_[0.0, -1e-8, 0.0],
+                                objective=0.0)
+        box.update(small, 0.5, (0.5, np.zeros(1), 0.0), tol=1e-6)
+        assert box.binds == binds
 
 
 def test_box_grows_after_unpaid_steps_in_a_row():

@@ -9,11 +9,14 @@
 * :func:`dual_point` optimizes such weights over all rows (column generation from the rows
   most violated at a given ``mu``): the dual point that the certificate of
   :class:`~exactclf.mrc.MRCCCG` carries.
+* :func:`forbidden_labels` names the (sample, label) pairs that such weights must leave out
+  for the bound not to collapse to 0 on features that are constant over the training pairs.
 """
 
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -36,6 +39,8 @@ __all__ = [
     "mixture_lower_bound",
     "DualPoint",
     "dual_point",
+    "forbidden_labels",
+    "pinned_features",
 ]
 
 
@@ -243,6 +248,144 @@ def mixture_lower_bound(U, Q, values, alpha, tau, lam, zero_tol: float = 0.0, em
     return max((1.0 - t) * D, 0.0), excess
 
 
+def pinned_features(Psi, y, n_classes: int, embedding=None) -> np.ndarray:
+    """The features ``j`` whose ``Phi_j(x_i, y_i)`` is the same over every training pair, flat
+    in the layout ``k * d + l``: their ``lambda_j`` is 0 whatever ``s``. One-hot, ``(k, l)`` is
+    pinned where ``psi_l`` is 0 on every sample of class ``k`` (a pixel that is never inked in
+    one digit's images); every feature of a column of zeros is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Psi = np.array([[1.0, 0.0, 2.0], [1.0, 3.0, 0.0], [1.0, 0.0, 0.0]])
+    >>> pinned_features(Psi, np.array([0, 1, 1]), 2).reshape(2, 3).tolist()
+    [[False, True, False], [False, False, True]]
+    """
+    n, d = Psi.shape
+    if embedding is None:
+        onehot = np.zeros((n, n_classes))
+        onehot[np.arange(n), y] = 1.0
+        nonzero = abs(sp.csr_matrix(Psi)).sign() if sp.issparse(Psi) else (Psi != 0.0) * 1.0
+        # (the product of 0/1 entries counts exactly)
+        return np.asarray(nonzero.T @ onehot).T.ravel() == 0.0
+    B = np.asarray(embedding, dtype=np.float64)
+    pinned = np.zeros((B.shape[1], d), dtype=bool)
+    for c in range(B.shape[1]):
+        G = sp.diags(B[y, c]) @ sp.csr_matrix(Psi) if sp.issparse(Psi) else Psi * B[y, c, None]
+        top = np.asarray(G.max(axis=0).todense() if sp.issparse(G) else G.max(axis=0)).ravel()
+        low = np.asarray(G.min(axis=0).todense() if sp.issparse(G) else G.min(axis=0)).ravel()
+        pinned[c] = top == low
+    return pinned.ravel()
+
+
+def _pinned_columns(Psi, y, n_classes: int, tau, embedding, zero_tol: float):
+    """Per column ``c`` of the embedding with pinned features ``(c, l)``
+    (:func:`pinned_features`), a list over the values ``b`` of ``B[:, c]`` of the deviations
+    ``Phi_j(x_i, k) - tau_j = b psi_l(x_i) - tau_j`` of its labels ``k`` (``B[k, c] = b``):
+    ``(labels, above, below, hit)``, whether some sample deviates above ``zero_tol`` (below
+    ``-zero_tol``) on each feature, and ``hit(mask)``, per sample whether it deviates on one
+    of the features ``mask``. A sparse ``psi`` stays sparse (one-hot: ``tau_j = 0``)."""
+    pinned = pinned_features(Psi, y, n_classes, embedding)
+    n, d = Psi.shape
+    B = np.eye(n_classes) if embedding is None else np.asarray(embedding, dtype=np.float64)
+    for c in range(B.shape[1]):
+        cols = np.flatnonzero(pinned[c * d:(c + 1) * d])
+        if not len(cols):
+            continue
+        P, t = Psi[:, cols], tau[c * d + cols]
+        parts = []
+        for b in np.unique(B[:, c]):
+            labels = np.flatnonzero(B[:, c] == b)
+            if b == 0.0:  # the same for every sample: -tau_j
+                off = np.abs(t) > zero_tol
+                parts.append((labels, -t > zero_tol, t > zero_tol,
+                              lambda mask, off=off: np.full(n, bool(np.any(off[mask])))))
+            elif sp.issparse(P) and not np.any(np.abs(t) > zero_tol):
+                out = abs(P) * abs(b) > zero_tol
+                sign = P * b > 0
+                parts.append((labels, _any_rows(out.multiply(sign)),
+                              _any_rows(out - out.multiply(sign)),
+                              lambda mask, out=out: _any_cols(out[:, mask])))
+            else:
+                dev = b * (P.toarray() if sp.issparse(P) else np.asarray(P)) - t
+                out = np.abs(dev) > zero_tol
+                parts.append((labels, (dev > zero_tol).any(axis=0),
+                              (dev < -zero_tol).any(axis=0),
+                              lambda mask, out=out: out[:, mask].any(axis=1)))
+        yield parts
+
+
+def _any_rows(A) -> np.ndarray:
+    """Per column of the sparse boolean ``A``: whether some row holds a True."""
+    return np.asarray(A.sum(axis=0)).ravel() > 0
+
+
+def _any_cols(A) -> np.ndarray:
+    """Per row of the sparse boolean ``A``: whether some column holds a True."""
+    return np.asarray(A.sum(axis=1)).ravel() > 0
+
+
+def _one_sign(parts) -> np.ndarray:
+    """Per pinned feature of one column ``c`` (its ``parts`` of :func:`_pinned_columns`):
+    whether its deviations over all samples and labels have one sign."""
+    above = np.any([part[1] for part in parts], axis=0)
+    below = np.any([part[2] for part in parts], axis=0)
+    return ~(above & below)
+
+
+def forbidden_labels(Psi, y, n_classes: int, tau, embedding=None, zero_tol: float = 0.0):
+    """The labels that the rows of a dual point leave out, per sample: ``F[i, k]`` where a
+    :func:`pinned_features` ``j`` whose ``Phi_j(x, k) - tau_j`` has one sign over all samples
+    and labels has ``|Phi_j(x_i, k) - tau_j| > zero_tol``; None where there is none.
+
+    A pinned feature has ``lambda_j = 0``, so a dual point proves a bound only with ``z_j =
+    sum_r a_r sum_k Q_r[k] (Phi_j(x_r, k) - tau_j) = 0`` (no mixing repairs it: the bound is
+    0 otherwise). Where those terms have one sign (a nonnegative ``psi``: pixels, counts),
+    every feasible dual point, the optimal one included, weighs none of these labels, so
+    leaving them out costs no bound; and it makes ``z_j`` 0 in floating point, where an
+    interior point method's duals leave rounding-level weights on them. (Where a pinned
+    feature's terms take both signs they may cancel, and are not left out.) A sample's own
+    label is never forbidden (``Phi_j(x_i, y_i) = tau_j``) and neither are the class-average
+    rows, so what is left still holds the class proportions (``z = 0``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Psi = np.array([[1.0, 0.0, 2.0], [1.0, 3.0, 0.0], [1.0, 0.0, 0.0]])
+    >>> y = np.array([0, 1, 1])
+    >>> forbidden_labels(Psi, y, 2, np.zeros(6)).tolist()  # sample 0 inks psi_2, never class 1
+    [[False, True], [True, False], [False, False]]
+    """
+    forbidden = None
+    for parts in _pinned_columns(Psi, y, n_classes, tau, embedding, zero_tol):
+        one_sign = _one_sign(parts)
+        if not one_sign.any():
+            continue
+        if forbidden is None:
+            forbidden = np.zeros((Psi.shape[0], n_classes), dtype=bool)
+        for labels, _, _, hit in parts:
+            forbidden[:, labels] |= hit(one_sign)[:, None]
+    return forbidden
+
+
+def pinned_signs_agree(Psi, y, n_classes: int, tau, embedding=None,
+                       zero_tol: float = 0.0) -> bool:
+    """Whether every pinned feature's ``Phi_j(x_i, k) - tau_j`` has one sign over all
+    samples and labels (:func:`forbidden_labels`: where one does not, only a dual point
+    whose weights cancel exactly in floating point proves a bound).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Psi, y = np.array([[1.0, 0.0], [1.0, 2.0], [1.0, -2.0]]), np.array([0, 1, 1])
+    >>> tau = np.zeros(4)
+    >>> pinned_signs_agree(Psi, y, 2, tau), pinned_signs_agree(abs(Psi), y, 2, tau)
+    (False, True)
+    """
+    return all(_one_sign(parts).all()
+               for parts in _pinned_columns(Psi, y, n_classes, tau, embedding, zero_tol))
+
+
 class DualPoint(NamedTuple):
     """Weights on rows that prove a lower bound on ``R*`` (:func:`mixture_lower_bound`).
 
@@ -295,7 +438,9 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     concave, so the value only rises). The simplex vertex meets ``|z| <= lambda`` only to the
     solver's tolerance (its tightest: a violation costs the bound in proportion to it over
     ``lambda``, which may be tiny); :func:`mixture_lower_bound` repairs that, so ``bound``
-    holds exactly.
+    holds exactly. Where ``lambda_j = 0`` no repair helps; on the pinned features
+    (:func:`pinned_features`) the rows leave out the :func:`forbidden_labels` (in the pricing,
+    and in the seed), which makes ``z_j`` exactly 0 there.
 
     Parameters
     ----------
@@ -347,8 +492,12 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     class_weight = onehot.sum(axis=0)
     centroids = np.asarray(Psi.T @ onehot).T / class_weight[:, None]
     m = len(tau)
+    # rows only over the labels that keep z_j = 0 exactly on the pinned features
+    forbidden = forbidden_labels(Psi, y, K, tau, embedding, zero_tol)
+    best_rows = partial(_best_rows, loss=loss, forbidden=forbidden)
     seeded = None
     if seed is not None:
+        seed = _allowed_rows(seed, forbidden)
         seeded = _priced(centroids, Psi, *seed, tau, lam, zero_tol, embedding)
         if seeded.bound >= upper - (tol if enough is None else enough):
             return seeded
@@ -357,7 +506,7 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     lp = HighsLP(tol=1e-10)
     lp.add_rows(np.r_[tau - lam, 1.0], np.r_[tau + lam, 1.0], np.zeros(m + 1, dtype=np.int32),
                 np.empty(0, dtype=np.int32), np.empty(0))
-    gain, Q_best, value_best = _best_rows(V, loss)
+    gain, Q_best, value_best = best_rows(V)
     sample = np.argsort(-gain, kind="stable")[:_ROWS_PER_ROUND]
     Q, values = Q_best[sample], value_best[sample]
     _add_dual_columns(lp, centroids, np.eye(K), np.zeros(K), B)
@@ -384,8 +533,7 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
         if round_ == _MAX_ROUNDS or (deadline is not None and time.perf_counter() > deadline):
             break
         eta = res.row_dual[:m]
-        gain, Q_best, value_best = _best_rows(
-            np.asarray(Psi @ eta.reshape(B.shape[1], d).T) @ B.T, loss)
+        gain, Q_best, value_best = best_rows(np.asarray(Psi @ eta.reshape(B.shape[1], d).T) @ B.T)
         new = np.flatnonzero(gain + res.row_dual[m] > tol)
         if not len(new):
             break
@@ -428,10 +576,13 @@ def _priced(centroids, Psi, sample, Q, values, alpha, class_alpha, tau, lam, zer
     return DualPoint(sample, Q, alpha, class_alpha, float(bound))
 
 
-def _best_rows(S, loss: str):
+def _best_rows(S, loss: str, forbidden=None):
     """Per sample, the largest ``q^T s + value`` over its rows, and that row's ``q`` and
     value: the 0-1 loss's subsets (the ``k`` largest scores, the best ``k``), or the log
-    loss's distributions (the softmax)."""
+    loss's distributions (the softmax); over the labels not ``forbidden`` (a sample's own
+    label never is, :func:`forbidden_labels`)."""
+    if forbidden is not None:
+        S = np.where(forbidden, -np.inf, S)
     if loss == "log":
         Q = softmax(S, axis=1)
         return logsumexp(S, axis=1), Q, _entropy(Q)
@@ -442,6 +593,18 @@ def _best_rows(S, loss: str):
     size = np.argmax(g, axis=1) + 1
     masks = np.argsort(order, axis=1) < size[:, None]
     return g[np.arange(n), size - 1], masks / size[:, None], 1.0 - 1.0 / size
+
+
+def _allowed_rows(seed, forbidden):
+    """The dual point ``seed`` (``(sample, Q, values, alpha, class_alpha)``) without its rows
+    that weigh a ``forbidden`` label (:func:`forbidden_labels`)."""
+    if forbidden is None:
+        return seed
+    sample, Q, values, alpha, class_alpha = seed
+    keep = ~np.any((Q > 0.0) & forbidden[sample], axis=1)
+    if keep.all():
+        return seed
+    return sample[keep], Q[keep], values[keep], alpha[keep], class_alpha
 
 
 def _stack(centroids, rows):

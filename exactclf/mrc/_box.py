@@ -5,13 +5,14 @@ and the rows generated there are mostly deleted again. So every solve keeps ``mu
 around the best iterate so far (``mu1_j <= max(c_j, 0) + r_j``, ``mu2_j <= max(-c_j, 0) +
 r_j``: column bounds, which the dual simplex re-solves warm), with ``r_j`` the radius over
 feature ``j``'s largest ``|Phi_j|``, so that a step moves any score by at most the radius per
-feature. The box binds where a column sits at its bound with a negative reduced cost (lifting
-the bound would lower the LP value; at a zero reduced cost, on a flat optimal face, it would
-not). The radius doubles after every solve at which the box binds, the generation never ends
-while it binds (an LP point where no bound binds is the restricted LP's optimum, as without
-the box), and after 30 doublings the box is dropped. The certificates do not depend on it:
-``upper_`` is ``R(mu)`` evaluated exactly, and the dual bound uses the row duals only (the
-box's duals show up as dual infeasible features, which the mixing repairs).
+feature. The box binds where lifting a column's bound by the radius would lower the LP value
+by more than the solver's tolerance at the column's reduced cost (at a zero reduced cost, on
+a flat optimal face, it would not). The radius doubles after every solve at which the box
+binds, the generation never ends while it binds (an LP point where no bound binds is the
+restricted LP's optimum, as without the box), and after 30 doublings the box is dropped.
+The certificates do not depend on it: ``upper_`` is ``R(mu)`` evaluated exactly, and the dual
+bound uses the row duals only (the box's duals show up as dual infeasible features, which the
+mixing repairs).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Box:
         self.center_R = np.inf  # R at the center: none before the first iterate
         self.unpaid = 0  # steps in a row that did not pay
         self.binds = False
+        self._width = None  # the box's half-widths over the columns of the last solve
 
     def start_at(self, best, radius: float) -> None:
         """Centre the box at ``best`` (``(R, mu, nu)``, a point known before the first solve)
@@ -77,6 +79,8 @@ class Box:
         """The upper bounds of :meth:`bounds` for the next solve, whose solution
         :meth:`update` reads."""
         self._cols, self._ub = self.bounds(active)
+        self._width = (None if self.radius is None
+                       else np.repeat(self.radius / self.unit[active], 2))
         return self._ub
 
     def apply(self, lp, active: np.ndarray) -> None:
@@ -96,10 +100,15 @@ class Box:
         the same box (growing it there sent the iterates of a 20-class fit to ``R`` of 10 in
         seven ever longer solves).
         """
-        at_bound = res.x[self._cols] >= self._ub * (1.0 - 1e-9)
-        # at a zero reduced cost (e.g. on a flat optimal face) lifting the bound gains nothing
-        self.binds = self.radius is not None and bool(np.any(at_bound & (res.col_dual[self._cols]
-                                                                         < -tol)))
+        # a negative reduced cost puts the column at its bound: the simplex method's exactly,
+        # an interior point method's up to its iterate's distance (which need not be within
+        # any fixed share of the bound); at a zero one (e.g. on a flat optimal face) lifting
+        # the bound gains nothing. The gain of the next radius is the reduced cost times the
+        # width it adds: a feature whose optimum lies far out has a small reduced cost per
+        # unit (one constant over the training pairs, lambda_j = 0, where psi_j is small:
+        # pushing a label out takes |mu_j| of 1 / psi_j), and the box still holds it
+        self.binds = self._width is not None and bool(np.any(
+            res.col_dual[self._cols] * np.maximum(self._width, 1.0) < -tol))
         promised = self.center_R - res.objective
         paid = not np.isfinite(self.center_R) or (self.center_R - R_iterate
                                                    >= _GROW_RATIO * promised)

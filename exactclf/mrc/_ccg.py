@@ -487,12 +487,24 @@ class ZeroOneProgram(ScoredProgram):
 
     def bound(self) -> float:
         """The row duals priced over every feature: a rigorous bound on ``R*``, and per
-        feature the violation of its dual constraint ``|F^T alpha - tau| <= lambda``."""
-        data = self.data
+        feature the violation of its dual constraint ``|F^T alpha - tau| <= lambda``. The
+        bound leaves out the rows of :func:`~._bounds.forbidden_labels` (their duals are 0
+        at an exact optimum; a rounding-level dual there would cost the whole bound)."""
+        data, rows = self.data, self.rows
         alpha = -self.res.row_dual
-        bound, self.excess = dual_lower_bound(self.rows.U, self.rows.M, alpha, data.tau,
-                                              data.lam, data.zero_tol, data.B)
-        self.dual_rows = self.rows.dual_rows(alpha)
+        # (the features to add are those violated by the LP's own duals)
+        bound, self.excess = dual_lower_bound(rows.U, rows.M, alpha, data.tau, data.lam,
+                                              data.zero_tol, data.B)
+        if data.forbidden is not None:
+            K = data.K
+            samples = np.array([key[0] for key in rows.keys[K:]], dtype=np.int64)
+            weighs = np.r_[np.zeros(K, dtype=bool),
+                           np.any(rows.M[K:] & data.forbidden[samples], axis=1)]
+            if np.any(weighs & (alpha > 0.0)):
+                alpha = np.where(weighs, 0.0, alpha)
+                bound, _ = dual_lower_bound(rows.U, rows.M, alpha, data.tau, data.lam,
+                                            data.zero_tol, data.B)
+        self.dual_rows = rows.dual_rows(alpha)
         return bound
 
     def _subsets(self, block, ev=None):

@@ -17,6 +17,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._backend import resolve_device
 from .._certificate import (
+    MRC_OBJECTIVES,
     Certificate,
     StopReason,
     Witness,
@@ -26,8 +27,9 @@ from .._certificate import (
 )
 from .._fit_guard import guarded_fit
 from .._geometry import check_spread
+from .._verification._tolerances import MRC_RTOL
 from .._warnings import warn
-from ._bounds import DualPoint, class_scores_matrix, dual_point
+from ._bounds import DualPoint, class_scores_matrix, dual_point, pinned_signs_agree
 from ._ccg import mrc_ccg
 from ._log import mrc_log_ccg
 from ._phi import PHI_NAMES, fit_feature_map
@@ -43,9 +45,11 @@ _MODEL_CLASS = {
     "log": "log-loss minimax risk classifiers over the feature map phi_ (the MRC convex "
            "program over the training inputs)",
 }
-_OBJECTIVE = {"0-1": "worst-case 0-1 risk", "log": "worst-case log loss"}
 #: the final dual LP's time: this share of the generation's, at least these seconds
 _DUAL_SHARE, _DUAL_MIN_SECONDS = 0.5, 1.0
+#: the stop reason of a generation that converged to its tolerances (eps1, tol) with a
+#: certificate whose gap is still above MRC_RTOL: the proof stopped short of its tolerance
+_GAP_STOP = StopReason.OPEN_GAP
 
 
 class MRCCCG(ClassifierMixin, BaseEstimator):
@@ -95,11 +99,14 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         Prepend a constant 1 to ``psi(x)``.
     eps1 : float, default=1e-4
         Rows (sample, subset) violated by more than ``eps1`` are added; generation stops when
-        none is, and ``upper_ - lower_ <= eps1`` up to the LP solver's tolerance (a
-        :class:`~sklearn.exceptions.ConvergenceWarning` says when the relative gap ``gap_``
-        exceeds ``10 (eps1 + tol)``). The CCG paper's 1e-2 stops early with ``upper_`` up to that
-        much above ``R*`` (6e-3 on 10000 x 20 ``make_classification``) for little saving in
-        time; ``eps1 -> 0`` gives ``R*`` itself.
+        none is, and ``upper_ - lower_ <= eps1`` up to the LP solver's tolerance. It sets how
+        close the fit gets, not what optimal means: ``certificate_.is_optimal`` needs the
+        relative gap ``(upper_ - lower_) / upper_`` within the fixed ``MRC_RTOL = 1e-3``
+        (:mod:`exactclf._verification._tolerances`), whatever ``eps1`` and ``tol``; a converged
+        fit with a larger gap reports it, with ``is_optimal`` False, ``stop_reason_``
+        ``StopReason.OPEN_GAP`` and a :class:`~sklearn.exceptions.ConvergenceWarning`. The
+        CCG paper's 1e-2 stops early with ``upper_`` up to that much above ``R*`` for little
+        saving in time; ``eps1 -> 0`` gives ``R*`` itself.
     eps2 : float, default=1e-5
         Features whose dual constraint is violated by more than ``eps2`` are added. Features
         violated by less still lower the iterate's bound (``lower_history_``: it prices every
@@ -165,8 +172,9 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         What the fit proves: ``value`` is ``upper_``, ``bound`` is ``lower_``, and its witness
         (kind ``"mrc_dual"``: ``mu_``, ``nu_`` and the dual point) lets
         :func:`exactclf.verify` re-derive both from the data. ``is_optimal`` when the
-        generation converged with ``upper_ - lower_`` within the relative ``rtol = 10 (eps1 +
-        tol)`` of ``upper_``.
+        generation converged with ``upper_ - lower_`` within the relative ``rtol = MRC_RTOL``
+        (1e-3, :mod:`exactclf._verification._tolerances`) of ``upper_``, whatever ``eps1`` and
+        ``tol``.
     upper_ : float
         ``R(mu_)``, evaluated over all training samples and label subsets: ``R*`` (the minimax
         risk) is at most this, and so is the expected 0-1 loss of the randomized rule
@@ -187,7 +195,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         LP solves.
     converged_ : bool
         False when ``max_iter``, ``time_limit`` or an interrupt stopped the generation (True
-        does not imply ``certificate_.is_optimal``: see ``gap_``).
+        does not imply ``certificate_.is_optimal``: see ``gap_`` and ``stop_reason_``).
     R_history_ : list of float
         Certified ``R(mu)`` of every iterate.
     upper_history_ : list of float
@@ -211,8 +219,11 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         Indices (in the layout of ``mu_``) of the features in the final LP: with column
         generation (more than ``m_max`` features) the ones it selected; ``mu_`` is zero
         elsewhere.
-    stop_reason_ : {None, "max_iter", "time_limit", "interrupted"}
-        Why the generation stopped before converging (None: it converged).
+    stop_reason_ : StopReason or None
+        Why the proof did not complete: the generation stopped before converging
+        (``"max_iter"``, ``"time_limit"``, ``"interrupted"``), or it converged to ``eps1`` and
+        ``tol`` with a relative gap above ``MRC_RTOL`` (``OPEN_GAP``); None: it
+        converged and ``certificate_.is_optimal``.
     n_phi_features_ : int
         Length of ``psi(x)``, intercept included.
     lp_solver_ : str
@@ -320,7 +331,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
     gap_ = certificate_view(
         "gap", "``(upper_ - lower_) / upper_``, 0 when optimal (``certificate_.gap``).")
     stop_reason_ = certificate_view(
-        "stop_reason", "Why the generation stopped before converging; None when it converged.")
+        "stop_reason", "Why the proof did not complete; None when the fit is proven optimal.")
     fit_time_ = certificate_view("fit_time", "Seconds the fit took.")
 
     def _psi(self, X):
@@ -439,7 +450,7 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
 
     def _certify(self, res, t0: float, fingerprint: str, n_given: int, kept) -> None:
         """Price the final dual point, set ``certificate_``, and warn where it does not
-        prove the minimax risk (a stopped generation, or a gap above ``10 (eps1 + tol)``)."""
+        prove the minimax risk (a stopped generation, or a gap above ``MRC_RTOL``)."""
         stop_reason = None if res.stop_reason is None else StopReason(res.stop_reason)
         # the dual LP over all rows can be far slower than the generation (400 Fourier
         # features on ai4i: 192 s after 8 s); past its share, the generation's own bound
@@ -460,11 +471,11 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
             point = self._final_dual_point(t0, deadline=time.perf_counter(),
                                            seed=res.dual_rows, upper=res.upper)
             stop_reason = StopReason.INTERRUPTED
-        rtol = 10.0 * (self.eps1 + self.tol)
+        cut_short = time.perf_counter() >= deadline
         witness = self._witness(point, kept)
         # only where the point falls short of the tolerance: a re-checkable bound is worth
         # more than one higher by rounding
-        if res.lower - point.bound > rtol * abs(res.upper):
+        if res.lower - point.bound > MRC_RTOL * abs(res.upper):
             point_bound = point.bound
             point = point._replace(bound=res.lower)
             witness = Witness("none", note=(
@@ -473,17 +484,19 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
                 f"{point_bound!r}"))
         # a dual point at R* = R(mu) proves it up to rounding, which may land an ulp above
         bound = min(point.bound, res.upper)
-        optimal = (res.converged and stop_reason is None
-                   and relative_gap(res.upper, bound) <= rtol)
+        gap = relative_gap(res.upper, bound)
+        optimal = res.converged and stop_reason is None and gap <= MRC_RTOL
+        if res.converged and stop_reason is None and not optimal:
+            stop_reason = _GAP_STOP
         self.certificate_ = Certificate(
-            type(self).__name__, _MODEL_CLASS[self.loss], _OBJECTIVE[self.loss],
+            type(self).__name__, _MODEL_CLASS[self.loss], MRC_OBJECTIVES[self.loss],
             value=res.upper, bound=bound,
             bound_method="dual point of the MRC program: weights on its rows (sample, label "
                          "distribution) and class-average rows, priced over every feature",
             is_optimal=bool(optimal),
             stop_reason=stop_reason,
             fit_time=time.perf_counter() - t0, fingerprint=fingerprint, n_samples=n_given,
-            rtol=rtol, witness=witness,
+            rtol=MRC_RTOL, witness=witness,
         )
         if not res.converged:
             why = {
@@ -499,24 +512,47 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
                 "n_max or time_limit for a smaller gap.",
                 ConvergenceWarning,
             )
-        elif not optimal:
-            # converged leaves rows violated by up to eps1 (to the solver's tolerance): R(mu)
-            # may exceed R* by that much, which relative to a small R* can exceed rtol
-            why = (
-                f"the generation stops with rows violated by up to eps1={self.eps1} (to the "
-                f"LP solver's tolerance tol={self.tol}), so upper_ may exceed R* by that much. "
-                "Both bounds hold; decrease eps1 or tol for a smaller gap."
-                if self.loss == "0-1" else
-                "where lambda_ is 0 (a feature constant within a class) the optimum may lie "
-                "at infinity, approached by no finite iterate or dual point closely. Both "
-                "bounds hold."
-            )
+        elif stop_reason is _GAP_STOP:
             warn(
                 f"MRCCCG converged, but lower_={self.lower_:.6g} is {self.gap_:.3g} (relative) "
-                f"below upper_={self.upper_:.6g}, more than 10 (eps1 + tol) = {rtol:.3g}: "
-                f"{why}",
+                f"below upper_={self.upper_:.6g}, more than MRC_RTOL={MRC_RTOL:g}, so "
+                f"is_optimal is False (stop_reason_ {str(stop_reason)!r}): "
+                f"{self._gap_cause(res, cut_short)} Both bounds hold.",
                 ConvergenceWarning,
             )
+
+    def _gap_cause(self, res, cut_short: bool) -> str:
+        """Why a converged generation's certificate leaves a gap above ``MRC_RTOL``."""
+        Psi_s, y_idx, _, tau_s, lam_s, _ = self._training_
+        causes = []
+        gap, slack = res.upper - self.certificate_.bound, self.eps1 + self.tol
+        if self.loss == "0-1" and slack >= 0.1 * gap:
+            # converged leaves rows violated by up to eps1 (to the LP solver's tolerance):
+            # R(mu) may exceed R* by that much, which relative to R* may exceed MRC_RTOL
+            causes.append(
+                f"the generation stops with rows violated by up to eps1={self.eps1} (to the LP "
+                f"solver's tolerance tol={self.tol}), so upper_ may exceed R* by that much "
+                f"({slack / abs(res.upper):.3g} of upper_); decrease eps1 (or tol) for a "
+                "smaller gap.")
+        if cut_short:
+            causes.append("The final dual LP stopped at its time share (half the "
+                          "generation's time) before its bound met upper_.")
+        if self.loss == "log" and np.any(lam_s == 0.0):
+            causes.append(
+                "Where lambda_ is 0 (a feature constant within a class) the optimum may lie "
+                "at infinity, approached by no finite iterate closely.")
+        if not pinned_signs_agree(Psi_s, y_idx, len(self.classes_), tau_s,
+                                  self.label_embedding_, zero_tol=1e-12):
+            causes.append(
+                "Some features are constant over the training pairs (lambda_ 0) and take "
+                "both signs on other labels: a dual point proves a bound only where its "
+                "weights on them cancel exactly in floating point.")
+        if not causes:
+            causes.append(
+                "the dual point, priced over every feature, proves no more: a dual "
+                f"constraint met only to the LP solver's tolerance tol={self.tol} costs the "
+                "bound in proportion to that over lambda_, which may be tiny; decrease tol.")
+        return " ".join(causes)
 
     def _final_dual_point(self, t0: float, deadline: float | None = None, seed=None,
                           upper: float = np.inf) -> DualPoint:
@@ -525,10 +561,10 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         ``(eps1 + tol) / 10`` of ``R*``, within the ``time_limit`` counted from ``t0`` (or by
         ``deadline``), starting from the dual point ``seed`` as well (``dual_rows`` of
         :class:`~._ccg.CCGResult`), which is the result where it proves ``upper`` to the
-        generation's own tolerance ``eps1 + tol``, relative below 1 (so that it also proves
-        optimality, :meth:`_certify`): pricing on costs up to half the fit's time again for a
-        ``lower_`` tighter than that (20 classes, n = 10000: 21 s after a generation that
-        converged in 99 s).
+        generation's own tolerance ``eps1 + tol`` and to ``MRC_RTOL``, relative below 1 (so
+        that it also proves optimality, :meth:`_certify`): pricing on costs up to half the
+        fit's time again for a ``lower_`` tighter than that (20 classes, n = 10000: 21 s after
+        a generation that converged in 99 s).
 
         At convergence the generation's last dual point usually proves ``R*`` already; where
         not (a stopped generation; column generation, whose duals price features it left
@@ -544,7 +580,8 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         return dual_point(Psi_s, y_idx, K, tau_s, lam_s, V, loss=self.loss,
                           tol=0.1 * (self.eps1 + self.tol), sample_weight=weight,
                           embedding=self.label_embedding_, zero_tol=1e-12, seed=seed,
-                          upper=upper, enough=(self.eps1 + self.tol) * min(1.0, abs(upper)),
+                          upper=upper,
+                          enough=min(self.eps1 + self.tol, MRC_RTOL) * min(1.0, abs(upper)),
                           deadline=deadline if deadline is not None or self.time_limit is None
                           else t0 + self.time_limit)
 

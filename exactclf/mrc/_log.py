@@ -186,8 +186,12 @@ class LogProgram:
         """The bound of the last solve: class rows (``q = e_c``, value 0) and sample rows
         (``q_i``, entropy)."""
         data, K, samples = self.data, self.data.K, self.samples
-        a_s = self.P.sum(axis=1)
-        Q = self.P / np.where(a_s > 0, a_s, 1.0)[:, None]
+        # (the forbidden labels' cone duals are rounding: a dual point weighing them proves 0)
+        forbidden = (np.zeros((len(samples), K), dtype=bool) if data.forbidden is None
+                     else data.forbidden[samples])
+        P = np.where(forbidden, 0.0, self.P)
+        a_s = P.sum(axis=1)
+        Q = P / np.where(a_s > 0, a_s, 1.0)[:, None]
         Q[a_s <= 0] = 1.0 / K
         ent = -np.sum(np.where(Q > 0, Q * np.log(np.where(Q > 0, Q, 1.0)), 0.0), axis=1)
         U = stack_rows(data.centroids, data.Psi[samples]) if len(samples) else data.centroids
@@ -199,7 +203,8 @@ class LogProgram:
             # interior-point duals meet |z| <= lambda only to the solver's tolerance, which the
             # bound pays for in full where lambda is tiny: re-weight the rows by a simplex
             # vertex (exact feasibility) with the softmax of the iterate as q
-            Q_soft = np.vstack([self.eye.astype(float), softmax(self.V[samples], axis=1)])
+            Q_soft = np.vstack([self.eye.astype(float),
+                                softmax(np.where(forbidden, -np.inf, self.V[samples]), axis=1)])
             values_soft = np.r_[np.zeros(K), -np.sum(
                 Q_soft[K:] * np.log(np.maximum(Q_soft[K:], 1e-300)), axis=1)]
             alpha = _vertex_weights(U, Q_soft, values_soft, data.tau, data.lam, data.B)

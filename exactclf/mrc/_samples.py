@@ -216,12 +216,16 @@ class SampleProgram(ScoredProgram):
 
     def bound(self) -> float:
         """The LP's dual priced over every feature: per sample the label distribution of
-        its rows' duals, value ``a_i - max_y P_iy``, and the class rows' duals."""
+        its rows' duals, value ``a_i - max_y P_iy``, and the class rows' duals; without the
+        :func:`~._bounds.forbidden_labels`, on which the interior point method leaves
+        rounding-level weights that would cost the whole bound (``lambda_j = 0``)."""
         data, res = self.data, self.ipm
         s = len(self.samples)
         P = np.maximum(res.y[:, :s].T, 0.0)
         cls = np.maximum(res.y[:, s], 0.0)
         P[P < _DUAL_FLOOR * max(float(P.max(initial=0.0)), float(cls.max()))] = 0.0
+        if data.forbidden is not None:  # (what the interior point leaves there is rounding)
+            P[data.forbidden[self.samples]] = 0.0
         sample, Q, values, alpha = layer_cake_rows(P, self.samples)
         U = np.vstack([data.centroids, self._psi(sample)])
         bound, _ = mixture_lower_bound(U, np.vstack([np.eye(data.K), Q]),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._bounds import forbidden_labels
+
 __all__ = ["TrainingSet"]
 
 
@@ -13,7 +15,8 @@ class TrainingSet:
     sparse), ``y``, ``K`` (``n_classes``), ``tau``, ``lam``, the weights ``w`` (all 1 for None), the
     embedding ``B`` (``np.eye(K)`` for None), ``d``, ``m``, the weighted class means of
     ``psi`` (``centroids``: the rows that start every restricted program), ``col_top``, the
-    largest ``|psi_j|`` of every column, and ``zero_tol``.
+    largest ``|psi_j|`` of every column, ``zero_tol``, and ``forbidden``, the (sample, label)
+    pairs that a dual point's rows leave out (:func:`~._bounds.forbidden_labels`; None: none).
 
     Examples
     --------
@@ -43,3 +46,4 @@ class TrainingSet:
         # z of a coordinate with lambda = 0 is a weighted mean of psi values: in exact
         # arithmetic 0 at a dual optimum, in floating point a rounding error far below this
         self.zero_tol = 1e-12 * max(float(self.col_top.max()), 1e-300)
+        self.forbidden = forbidden_labels(self.Psi, y, self.K, tau, embedding, self.zero_tol)
