@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -86,8 +87,9 @@ def check_count_weights(weights, who: str) -> None:
     w = np.asarray(weights, dtype=np.float64)
     if np.any(w % 1):
         raise ValueError(
-            f"{who} needs integer sample weights (counts): it counts errors exactly in "
-            "integers."
+            f"{who} needs integer sample weights (counts), times the class weights where "
+            "class_weight is set: it counts errors exactly in integers. Give class_weight "
+            "as a dict of integers (e.g. {0: n_1, 1: n_0}, proportional to 'balanced')."
         )
     # rounding is monotone and 2**53 is a float64, so the float64 sum reaches 2**53
     # exactly when the true total does: the test is exact although the sum may not be
@@ -122,9 +124,25 @@ class BinaryData:
     Z: np.ndarray
 
 
+def with_class_weight(sample_weight: np.ndarray, class_weight, y) -> np.ndarray:
+    """The sample weights times each sample's class weight (scikit-learn's semantics, as
+    :func:`sklearn.utils.class_weight.compute_sample_weight` gives them; unchanged when
+    ``class_weight`` is None).
+
+    Examples
+    --------
+    >>> with_class_weight(np.array([1.0, 2.0, 1.0]), {1: 3}, np.array([0, 1, 1])).tolist()
+    [1.0, 6.0, 3.0]
+    """
+    if class_weight is None:
+        return sample_weight
+    return sample_weight * compute_sample_weight(class_weight, y)
+
+
 def validate_binary(estimator, X, y, sample_weight) -> BinaryData:
     """Validate ``fit`` inputs of a binary classifier; set ``classes_`` and
-    ``n_features_in_``; merge duplicate rows (zero-weight samples dropped)."""
+    ``n_features_in_``; merge duplicate rows (zero-weight samples dropped). The weights are
+    the sample weights times the estimator's ``class_weight``, where it has one."""
     name = type(estimator).__name__
     X, y = validate_data(estimator, X, y, dtype=np.float64)
     check_classification_targets(y)
@@ -141,7 +159,8 @@ def validate_binary(estimator, X, y, sample_weight) -> BinaryData:
         )
     # set only once the data is accepted: a refused refit must leave no classes_ behind
     estimator.classes_ = classes
-    sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    sw = with_class_weight(_check_sample_weight(sample_weight, X, ensure_non_negative=True),
+                           getattr(estimator, "class_weight", None), y)
     keep = sw > 0
     U, wpos, wneg, _ = merge_duplicates(X[keep], y_idx[keep] == 1, sw[keep])
     frame = affine_frame(U)

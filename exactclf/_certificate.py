@@ -33,6 +33,7 @@ __all__ = [
     "MRC_OBJECTIVES",
     "NGD_OBJECTIVE",
     "ZERO_ONE_OBJECTIVE",
+    "class_weighted",
     "Certificate",
     "StopReason",
     "Witness",
@@ -60,6 +61,24 @@ LASSO_OBJECTIVES = {
                        ("logistic", "log(1 + exp(-y_i f(x_i)))"),
                        ("hinge", "max(0, 1 - y_i f(x_i))"))
 }
+
+
+def class_weighted(objective: str, class_weight) -> str:
+    """``objective`` as it reads when each sample's weight is multiplied by its class's
+    ``class_weight`` (scikit-learn's semantics: a dict by class, or ``"balanced"``).
+
+    Examples
+    --------
+    >>> class_weighted(ZERO_ONE_OBJECTIVE, {0: 1, 1: 5})
+    'weighted training errors, each sample weight times class_weight={0: 1, 1: 5} of its class'
+    >>> class_weighted(ZERO_ONE_OBJECTIVE, None)
+    'weighted training errors'
+    """
+    if class_weight is None:
+        return objective
+    return f"{objective}, each sample weight times class_weight={class_weight!r} of its class"
+
+
 #: NGDClassifier
 NGD_OBJECTIVE = ("(training cross-entropy + alpha / 2 * sum of the squared weights) / total "
                  "sample weight, on the data passed to fit")
@@ -82,6 +101,7 @@ class StopReason(str, Enum):
     MAX_ITER = "max_iter"
     BOUNDS_STALLED = "bounds stalled"
     NUMERICAL = "numerical"
+    OPEN_GAP = "converged with a gap above the optimality tolerance"
     MASTER_FAILED = "master failed"
     THIN_POINTS = ("points too thin to resolve in float64: the thinnest direction of the "
                    "standardized points spans less than 1e-05 of the widest (as does a "

@@ -694,3 +694,31 @@ def test_fit_trace_says_where_the_time_went(capsys):
     assert pickle.loads(pickle.dumps(clf)).fit_trace_ == trace
     proven = ICEClassifier().fit(X, y).fit_trace_
     assert proven[-1].stop == "proven" and proven[-1].bound == proven[-1].incumbent
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("class_weight", [{1: 3.0}, {0: 0.25, 1: 2.0}, "balanced"])
+def test_class_weight_is_sample_weight_times_the_class_weight(seed, class_weight):
+    """scikit-learn's semantics: the optimum and the certificate under ``class_weight`` are
+    those of the sample weights times each sample's class weight, and equal the brute
+    force's on them (ties, duplicates, integer grids); the certificate says which weights
+    it counts and verifies."""
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    rng = np.random.default_rng(seed)
+    kind = ["gaussian", "grid", "flat"][seed % 3]
+    Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(8, 14)), 2)
+    X, y, w = weighted_samples(Z, wpos, wneg)
+    clf = ICEClassifier(class_weight=class_weight, device="cpu").fit(X, y, sample_weight=w)
+    combined = w * compute_sample_weight(class_weight, y)
+    plain = ICEClassifier(device="cpu").fit(X, y, sample_weight=combined)
+    U, wp, wn, _ = merge_duplicates(X, y == clf.classes_[1], combined)
+    optimum = brute_force_min01(U, wp, wn)
+    assert clf.is_optimal_ and clf.training_errors_ == pytest.approx(optimum, rel=1e-12)
+    assert plain.training_errors_ == pytest.approx(clf.training_errors_, rel=1e-12)
+    assert "class_weight=" in clf.certificate_.objective
+    assert_verifies(clf, X, y, w)
+    # another class weight on the model than the fit's: another objective and value
+    other = clone(clf).set_params(class_weight={0: 5.0})
+    other.__dict__.update({k: v for k, v in clf.__dict__.items() if k.endswith("_")})
+    assert not verify(other, X, y, w).ok

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.class_weight import compute_sample_weight
 
 from .._certificate import Certificate, Witness, data_fingerprint
 from ._conflicts import check_conflicts
@@ -216,6 +217,15 @@ def _verify(report, model, X, y, sample_weight, certificate) -> None:
                       "the SHA-256 of X, y and the weights"):
         return  # another data set: nothing else is about it
 
+    class_weight = getattr(est, "class_weight", None)
+    if class_weight is not None:  # what the fit counted: each sample's weight times its
+        # class's (scikit-learn's compute_sample_weight, from the labels)
+        try:
+            w = w * compute_sample_weight(class_weight, y)
+        except Exception as err:
+            report.add("class weights", False, f"{class_weight!r} does not weight these "
+                       f"labels ({_one_line(err)})")
+            return
     expected = profile.objective(est)
     report.add("objective", cert.objective == expected,
                f"{type(est).__name__} minimizes {expected!r}; the certificate says "

@@ -18,6 +18,7 @@ from .._certificate import (
     MRC_OBJECTIVES,
     NGD_OBJECTIVE,
     ZERO_ONE_OBJECTIVE,
+    class_weighted,
 )
 from ._lasso import lasso_objective
 from ._mrc import mrc_terms
@@ -109,14 +110,20 @@ def _ngd_value(model, X, y, w) -> Value:
     return Value(value, (1e-5 if single else 1e-9) * max(abs(value), 1e-300), abs(value))
 
 
-_ZERO_ONE = lambda model: ZERO_ONE_OBJECTIVE  # noqa: E731
+def _zero_one_objective(model) -> str:
+    return class_weighted(ZERO_ONE_OBJECTIVE, getattr(model, "class_weight", None))
+
+
+def _lasso_objective_text(model) -> str:
+    return class_weighted(LASSO_OBJECTIVES[getattr(model, "loss", "squared")],
+                          getattr(model, "class_weight", None))
 
 #: estimator class name -> its profile (subclasses use their nearest listed base's)
 PROFILES: dict[str, Profile] = {
-    "ICEClassifier": Profile(_ZERO_ONE, _zero_one_value,
+    "ICEClassifier": Profile(_zero_one_objective, _zero_one_value,
                              frozenset({"none", "conflicts", "iis_cover"}),
                              zero_one_rtol),
-    "DeepICEMaxoutClassifier": Profile(_ZERO_ONE, _zero_one_value,
+    "DeepICEMaxoutClassifier": Profile(_zero_one_objective, _zero_one_value,
                                        frozenset({"none", "conflicts", "maxout_cover"}),
                                        zero_one_rtol),
     "MRCCCG": Profile(lambda model: MRC_OBJECTIVES[model.loss], _mrc_value,
@@ -126,9 +133,8 @@ PROFILES: dict[str, Profile] = {
 }
 for _name in ("ThresholdNetLasso", "ThresholdNetLassoRegressor", "ThresholdNetLassoCV",
               "ThresholdNetLassoRegressorCV"):
-    PROFILES[_name] = Profile(lambda model: LASSO_OBJECTIVES[getattr(model, "loss", "squared")],
-                              _lasso_value, frozenset({"none", "lasso_dual"}),
-                              lambda kind, w: LASSO_RTOL)
+    PROFILES[_name] = Profile(_lasso_objective_text, _lasso_value,
+                              frozenset({"none", "lasso_dual"}), lambda kind, w: LASSO_RTOL)
 
 
 def profile_of(model) -> Profile | None:

@@ -18,6 +18,7 @@ from .._certificate import (
     Certificate,
     StopReason,
     Witness,
+    class_weighted,
     data_fingerprint,
 )
 from .._combinatorics import MAX_RANK
@@ -136,6 +137,11 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         the Dask cluster), whose results depend on the clock as any budget-stopped search's.
     verbose : int, default=0
         ``>= 1`` prints the incumbent and a progress bar (rate, ETA, best so far) to stderr.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as in scikit-learn: an error on a sample of class ``c``
+        costs its sample weight times ``class_weight[c]`` (``"balanced"``:
+        ``n_samples / (2 * n_samples_of_c)``). The optimum and the certificate are over
+        those weights; the certificate's ``objective`` says so.
 
     Attributes
     ----------
@@ -223,6 +229,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         "device": [StrOptions({"auto", "cpu", "gpu"})],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -235,7 +242,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         device="auto",
         n_jobs=None,
         verbose=0,
+        class_weight=None,
     ):
+        self.class_weight = class_weight
         self.method = method
         self.upper_bound = upper_bound
         self.max_candidates = max_candidates
@@ -355,7 +364,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         if complete and not optimal:
             stop = stop or StopReason.NUMERICAL
         self.certificate_ = Certificate(
-            type(self).__name__, _MODEL_CLASS, ZERO_ONE_OBJECTIVE, value=realized,
+            type(self).__name__, _MODEL_CLASS,
+            class_weighted(ZERO_ONE_OBJECTIVE, self.class_weight), value=realized,
             bound=bound, bound_method=bound_method, is_optimal=optimal,
             stop_reason=None if stop is None else StopReason(stop),
             fit_time=time.perf_counter() - t0,

@@ -20,6 +20,7 @@ from .._certificate import (
     Certificate,
     StopReason,
     Witness,
+    class_weighted,
     data_fingerprint,
 )
 from .._combinatorics import n_combinations
@@ -138,6 +139,11 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         Shuffles of the coreset heuristic.
     verbose : int, default=0
         Progress on stderr.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as in scikit-learn: an error on a sample of class ``c``
+        costs its sample weight times ``class_weight[c]``. The search counts errors in
+        integers, so the products must be integers (a dict of integer weights such as
+        ``{0: n_1, 1: n_0}``, proportional to ``"balanced"``).
 
     Attributes
     ----------
@@ -228,6 +234,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -245,7 +252,9 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
+        class_weight=None,
     ):
+        self.class_weight = class_weight
         self.n_hyperplanes = n_hyperplanes
         self.method = method
         self.max_candidates = max_candidates
@@ -351,7 +360,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
             type(self).__name__,
             f"maxout networks of K={self.n_hyperplanes} half-spaces (one class where any "
             "of them is positive), both polarities",
-            ZERO_ONE_OBJECTIVE, best.value, bound, how,
+            class_weighted(ZERO_ONE_OBJECTIVE, self.class_weight), best.value, bound, how,
             is_optimal=bool(best.value <= bound),
             stop_reason=None if stop_reason is None else StopReason(stop_reason),
             fit_time=time.perf_counter() - t0,

@@ -166,7 +166,8 @@ class ThresholdNetLassoCV(_CVMixin, ThresholdNetLasso):
     """
 
     _parameter_constraints: dict = {
-        **{k: v for k, v in ThresholdNetLasso._parameter_constraints.items() if k != "beta"},
+        **{k: v for k, v in ThresholdNetLasso._parameter_constraints.items()
+           if k not in ("beta", "class_weight")},
         **_CVMixin._cv_constraints,
     }
 

@@ -14,12 +14,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .._base import with_class_weight
 from .._certificate import (
     LASSO_OBJECTIVES,
     Certificate,
     StopReason,
     Witness,
     certificate_view,
+    class_weighted,
     data_fingerprint,
 )
 from .._fit_guard import guarded_fit
@@ -231,7 +233,8 @@ class _ThresholdNetBase(BaseEstimator):
         if self._single_target:
             self.coef_ = self.coef_[0]
         self.certificate_ = Certificate(
-            type(self).__name__, self._model_class(problem, beta, every), LASSO_OBJECTIVES[loss],
+            type(self).__name__, self._model_class(problem, beta, every),
+            class_weighted(LASSO_OBJECTIVES[loss], getattr(self, "class_weight", None)),
             value=objective, bound=objective - gap,
             bound_method=("Lasso duality: the dual objective at a dual point feasible for "
                           + ("every arrangement pattern" if every
@@ -474,6 +477,10 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
     {_DOC_PARAMS}
     loss : {{"squared", "logistic", "hinge"}}, default="squared"
         Output loss. ``"hinge"`` (``max(0, 1 - y f)``) is solved exactly as a linear program.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as in scikit-learn: each sample's loss is weighted by its
+        sample weight times ``class_weight`` of its class. The certificate's ``objective``
+        says so.
 
     Attributes
     ----------
@@ -511,6 +518,7 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         **_ThresholdNetBase._common_constraints,
         "beta": [Interval(Real, 0, None, closed="neither")],
         "loss": [StrOptions({"squared", "logistic", "hinge"})],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -527,7 +535,9 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         max_iter=1000,
         random_state=None,
         verbose=0,
+        class_weight=None,
     ):
+        self.class_weight = class_weight
         self.beta = beta
         self.arrangements = arrangements
         self.n_arrangements = n_arrangements
@@ -568,7 +578,8 @@ class ThresholdNetLasso(ClassifierMixin, _ThresholdNetBase):
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"the data has 1 class: {classes[0]}.")
-        sw = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+        sw = with_class_weight(_check_sample_weight(sample_weight, X, ensure_non_negative=True),
+                               getattr(self, "class_weight", None), y)
         # set only once the data is accepted: a refused refit leaves no classes_ behind
         self.classes_ = classes
         if len(self.classes_) == 2:
