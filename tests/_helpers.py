@@ -171,3 +171,38 @@ def hide_module(monkeypatch, module: str) -> None:
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
+
+
+def pair_cover_fit():
+    """A Deep-ICE fit (K = 2, the coreset heuristic) on a shifted integer grid with the
+    pair obstruction covers of each polarity, computed as a fit's searches compute them:
+    ``(clf, X, y, data, results, singles)``, ``results`` the polarity results holding the
+    covers' bounds and rows (for :func:`exactclf.maxout._witness.cover_witness`), ``singles``
+    each polarity's single-IIS cover bound."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from exactclf import DeepICEMaxoutClassifier
+    from exactclf._base import validate_binary
+    from exactclf.linear._local_cover import local_cover_bound
+    from exactclf.maxout._cliques import clique_cover_bound
+    from exactclf.maxout._portfolio import CoverProof, PolarityResult
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 12, size=(70, 2)).astype(float) * 0.25 + 100.0
+    y = ((X[:, 0] - 101.5) + 0.75 * rng.normal(size=70) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu", method="coreset",
+                                      random_state=0).fit(X, y)
+    data = validate_binary(DeepICEMaxoutClassifier(), X, y, None)
+    results, singles = {}, {}
+    for polarity, want, other in ((1, data.wpos, data.wneg), (-1, data.wneg, data.wpos)):
+        single = local_cover_bound(data.Z, want, other, hull_only=True, time_limit=30)
+        pairs = clique_cover_bound(data.Z, want, other, 2, time_limit=30, cuts=single.cuts)
+        res = PolarityResult(0.0, [], pairs.value, 0, None, "pair obstruction cover")
+        res.rows.add(cuts=pairs.cuts, relations=pairs.relations)
+        res.proof = CoverProof(pairs.value, "pair obstruction cover", list(pairs.cuts))
+        results[polarity], singles[polarity] = res, single.value
+    return clf, X, y, data, results, singles

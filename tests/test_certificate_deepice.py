@@ -7,19 +7,16 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import pair_cover_fit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from exactclf import DeepICEMaxoutClassifier, verify
-from exactclf._base import validate_binary
 from exactclf._certificate import Certificate, StopReason, Witness, data_fingerprint
 from exactclf._geometry import THIN_POINTS
 from exactclf.datasets import load_deepice_caesarian, load_deepice_voicepath, load_voicepath
-from exactclf.linear._local_cover import local_cover_bound
 from exactclf.maxout import _deepice
-from exactclf.maxout._cliques import clique_cover_bound
-from exactclf.maxout._portfolio import CoverProof, PolarityResult
 from exactclf.maxout._witness import cover_witness
 
 
@@ -271,21 +268,8 @@ def test_cover_witness_of_the_searches_verifies():
     """The obstructions that the covers of a fit find (single IISs and pairwise blocked
     cliques, the same objects in another order of discovery), written by the estimator's
     witness and re-checked on the samples in their own units."""
-    rng = np.random.default_rng(5)
-    X = rng.integers(0, 12, size=(70, 2)).astype(float) * 0.25 + 100.0
-    y = ((X[:, 0] - 101.5) + 0.75 * rng.normal(size=70) > 0).astype(int)
-    clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu", method="coreset",
-                                       random_state=0), X, y)
-    data = validate_binary(DeepICEMaxoutClassifier(), X, y, None)
-    results = {}
-    for polarity, want, other in ((1, data.wpos, data.wneg), (-1, data.wneg, data.wpos)):
-        single = local_cover_bound(data.Z, want, other, hull_only=True, time_limit=30)
-        pairs = clique_cover_bound(data.Z, want, other, 2, time_limit=30, cuts=single.cuts)
-        assert pairs.value >= single.value > 0
-        res = PolarityResult(0.0, [], pairs.value, 0, None, "pair obstruction cover")
-        res.rows.add(cuts=pairs.cuts, relations=pairs.relations)
-        res.proof = CoverProof(pairs.value, "pair obstruction cover", list(pairs.cuts))
-        results[polarity] = res
+    clf, X, y, data, results, singles = pair_cover_fit()
+    assert all(results[p].lower >= singles[p] > 0 for p in (1, -1))
     bound = min(r.lower for r in results.values())
     evidence = cover_witness(data, clf.classes_, results, 2, bound)
     assert evidence is not None

@@ -224,11 +224,12 @@ def _fit_pair(est, pair):
 
 
 def _fitted_state(est):
-    """The fitted attributes that are data (arrays, numbers, strings), not timings."""
+    """The fitted attributes that are data (arrays, numbers, strings), not timings (the fit
+    time, and the trace of where it went)."""
     plain = (np.ndarray, list, tuple, float, int, str, bool, np.generic, type(None))
     return {k: v for k, v in vars(est).items()
             if k.endswith("_") and not k.startswith("_") and isinstance(v, plain)
-            and k not in ("fit_time_", "feature_names_in_")}
+            and k not in ("fit_time_", "fit_trace_", "feature_names_in_")}
 
 
 def _assert_same_model(b, m, pair):

@@ -17,8 +17,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from _helpers import random_instance, weighted_samples
+from _helpers import pair_cover_fit, random_instance, weighted_samples
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.class_weight import compute_sample_weight
 
 from exactclf import (
     MRCCCG,
@@ -28,11 +29,7 @@ from exactclf import (
     ThresholdNetLasso,
     verify,
 )
-from exactclf._base import validate_binary
 from exactclf._certificate import Certificate, Witness, data_fingerprint
-from exactclf.linear._local_cover import local_cover_bound
-from exactclf.maxout._cliques import clique_cover_bound
-from exactclf.maxout._portfolio import CoverProof, PolarityResult
 from exactclf.maxout._witness import cover_witness
 
 ACCEPT, REJECT, UNCHECKED = "accept", "reject", "accept, bound not checked"
@@ -85,25 +82,15 @@ def _ice_cases():
         if spread:
             ws = ws * 10.0 ** r.uniform(-spread, spread, len(ws))
         yield name, ICEClassifier(method="iis_cover", device="cpu"), Xs * scale, ys, ws
+    yield ("ICE IIS cover, class_weight balanced",
+           ICEClassifier(method="iis_cover", device="cpu", class_weight="balanced"),
+           Xs, ys, ws)
 
 
 def _deepice_cover_case():
     """A genuine obstruction-cover witness: the covers of a fit's own searches, written by
     the estimator's witness code (a fit's clock decides whether it returns one)."""
-    rng = np.random.default_rng(5)
-    X = rng.integers(0, 12, size=(70, 2)).astype(float) * 0.25 + 100.0
-    y = ((X[:, 0] - 101.5) + 0.75 * rng.normal(size=70) > 0).astype(int)
-    clf = _fit(DeepICEMaxoutClassifier(n_hyperplanes=2, device="cpu", method="coreset",
-                                       random_state=0), X, y)
-    data = validate_binary(DeepICEMaxoutClassifier(), X, y, None)
-    results = {}
-    for polarity, want, other in ((1, data.wpos, data.wneg), (-1, data.wneg, data.wpos)):
-        single = local_cover_bound(data.Z, want, other, hull_only=True, time_limit=30)
-        pairs = clique_cover_bound(data.Z, want, other, 2, time_limit=30, cuts=single.cuts)
-        res = PolarityResult(0.0, [], pairs.value, 0, None, "pair obstruction cover")
-        res.rows.add(cuts=pairs.cuts, relations=pairs.relations)
-        res.proof = CoverProof(pairs.value, "pair obstruction cover", list(pairs.cuts))
-        results[polarity] = res
+    clf, X, y, data, results, _ = pair_cover_fit()
     bound = min(r.lower for r in results.values())
     evidence = cover_witness(data, clf.classes_, results, 2, bound)
     c = clf.certificate_
@@ -181,6 +168,9 @@ def _mutations(clf, X, y, w):
     # checkable: then the report must say so
     forged_bound = REJECT if kind != "none" else UNCHECKED
     ww = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+    # what the fit counted: the sample weights times the class weights
+    cw = getattr(clf, "class_weight", None)
+    counted = ww if cw is None else ww * compute_sample_weight(cw, y)
 
     yield "value lowered", _with(d, value=v - max(abs(v), 1.0) * 0.25), X, y, w, REJECT
     yield "value raised", _with(d, value=v + max(abs(v), 1.0) * 0.25), X, y, w, REJECT
@@ -227,7 +217,7 @@ def _mutations(clf, X, y, w):
             expected = (REJECT if tight and cert.is_optimal and v - b > 1e-9 * abs(v) else
                         UNCHECKED if proves and b > 0 else ACCEPT)
         elif other == "conflicts":
-            expected = ACCEPT if b <= _conflicts(X, y, w) * (1 + 1e-12) else REJECT
+            expected = ACCEPT if b <= _conflicts(X, y, counted) * (1 + 1e-12) else REJECT
         else:
             expected = REJECT  # another kind's evidence does not fit its checker
         yield f"witness relabelled {other}", forged, X, y, w, expected
@@ -241,7 +231,7 @@ def _mutations(clf, X, y, w):
         yield (f"witness {key!r} not a number", _with(d, witness={**d["witness"],
                                                                   "data": data}),
                X, y, w, REJECT)
-    yield from _witness_mutations(d, X, y, w, cert)
+    yield from _witness_mutations(d, X, y, w, cert, counted)
 
     # the data: another data set than the proof's, or one with its own fingerprint
     y2 = y.copy()
@@ -260,7 +250,7 @@ def _mutations(clf, X, y, w):
                2 * ww, REJECT)
 
 
-def _witness_mutations(d, X, y, w, cert):
+def _witness_mutations(d, X, y, w, cert, counted):
     kind, data = cert.witness.kind, cert.witness.data
 
     def forged(**fields):
@@ -271,7 +261,7 @@ def _witness_mutations(d, X, y, w, cert):
         iis[0][0][2] += 1
         yield "an IIS multiplier changed", forged(iis=iis), X, y, w, REJECT
         yield ("no IIS", forged(iis=[]), X, y, w,
-               ACCEPT if cert.bound <= _conflicts(X, y, w) else REJECT)
+               ACCEPT if cert.bound <= _conflicts(X, y, counted) else REJECT)
     elif kind == "maxout_cover":
         yield ("another number of half-spaces", forged(n_hyperplanes=3), X, y, w, REJECT)
         yield ("one polarity", forged(polarities=data["polarities"][:1]), X, y, w, REJECT)
