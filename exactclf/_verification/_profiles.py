@@ -118,6 +118,7 @@ def _lasso_objective_text(model) -> str:
     return class_weighted(LASSO_OBJECTIVES[getattr(model, "loss", "squared")],
                           getattr(model, "class_weight", None))
 
+
 #: estimator class name -> its profile (subclasses use their nearest listed base's)
 PROFILES: dict[str, Profile] = {
     "ICEClassifier": Profile(_zero_one_objective, _zero_one_value,
