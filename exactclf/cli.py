@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import os
 import sys
 import tempfile
@@ -121,15 +122,40 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _class_weights(text: str, y: np.ndarray) -> str | dict:
+    """``--class-weight``: ``"balanced"``, or ``LABEL=WEIGHT,...`` with each label as the CSV
+    writes it (a class name of ``y``) and a finite non-negative weight."""
+    if text.strip() == "balanced":
+        return "balanced"
+    names = {str(c): c for c in np.unique(y).tolist()}
+    weights = {}
+    for item in text.split(","):
+        label, sep, value = item.rpartition("=")
+        label = label.strip()
+        if not sep or label not in names:
+            raise ValueError(f"--class-weight expects 'balanced' or LABEL=WEIGHT,... with "
+                             f"labels among {sorted(names)}, got {item.strip()!r}")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = math.nan
+        if not (math.isfinite(weight) and weight >= 0):
+            raise ValueError(f"--class-weight: the weight of {label!r} must be a finite "
+                             f"number >= 0, got {value.strip()!r}")
+        weights[names[label]] = weight
+    return weights
+
+
 def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output: str | None,
             *, drop_missing_target: bool = False, certificate: str | None = None, out=None,
-            err=None) -> Path:
+            err=None, class_weight: str | None = None) -> Path:
     """``exactclf fit``: check the output, read the CSV, fit, save, print the model.
 
     Everything that can be checked before the fit is (parameters, the output locations, the
     data, at least two classes); a failing ``fit`` raises :class:`FitFailed`. Warnings of the
     fit go to ``err``, one line each, and the printed certificate says whether the model is
-    proven; ``certificate`` names a file to write it to as JSON.
+    proven; ``certificate`` names a file to write it to as JSON; ``class_weight`` is the
+    text of ``--class-weight`` (see :func:`_class_weights`).
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -148,6 +174,11 @@ def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output
     if len(classes) < 2:
         raise ValueError(f"{path}: the target column {target!r} holds a single class "
                          f"({classes.tolist()[0]!r}); a classifier needs at least two")
+    if class_weight is not None:
+        if "class_weight" not in model.get_params():
+            raise ValueError(f"--class-weight: {type(model).__name__} takes no class_weight")
+        model.set_params(class_weight=_class_weights(class_weight, y))
+        model._validate_params()
     try:
         seconds, caught = timed_fit(model, X, y)
     except Exception as exc:
@@ -304,6 +335,10 @@ def _parser() -> argparse.ArgumentParser:
     p_fit.add_argument("--model", required=True, choices=list(MODELS))
     p_fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                        help="estimator parameter, e.g. --param time_limit=60 (repeatable)")
+    p_fit.add_argument("--class-weight", metavar="balanced|LABEL=W,...",
+                       help="what an error on each class costs, times the sample's weight: "
+                            "'balanced', or weights by label as the CSV writes it "
+                            "(e.g. 'yes=5,no=1'); the certificate counts them")
     p_fit.add_argument("--output", help="file or existing directory to save the model to "
                                         "(default: CSV.MODEL.joblib next to the CSV); never "
                                         "the input file; checked before fitting")
@@ -338,7 +373,8 @@ def _parser() -> argparse.ArgumentParser:
 def _fit_command(args) -> int:
     try:
         fit_csv(args.csv, args.target, args.model, _parse_params(args.param), args.output,
-                drop_missing_target=args.drop_missing_target, certificate=args.certificate)
+                drop_missing_target=args.drop_missing_target, certificate=args.certificate,
+                class_weight=args.class_weight)
     except KeyboardInterrupt:
         if args.debug:
             raise

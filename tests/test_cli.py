@@ -701,3 +701,36 @@ def test_verify_mrc_at_extreme_feature_scales(tmp_path, scale):
     assert _fit(path, model="mrc") == 0
     model_file = str(tmp_path / "data.mrc.joblib")
     assert main(["verify", model_file, str(path), "--target", "label"]) == 0
+
+
+#: two overlapping clusters: some errors are unavoidable, and their cost decides the rule
+OVERLAP = ["1,1,a", "2,1,a", "1,2,a", "3,3,b", "5,5,b", "6,5,b", "5,6,b", "3,3,a", "2.5,2.5,b"]
+
+
+def test_class_weight_flag_weights_the_fit_and_verifies(tmp_path, capsys):
+    """--class-weight takes the labels as the CSV writes them; the model and its certificate
+    count the class weights; verify re-checks them."""
+    path = _write(tmp_path, ["x,y,label", *OVERLAP])
+    cert = tmp_path / "cert.json"
+    assert _fit(path, "--class-weight", "b=5, a=1", "--certificate", str(cert)) == 0
+    model = joblib.load(tmp_path / "data.ice.joblib")
+    assert model.class_weight == {"b": 5.0, "a": 1.0}
+    X = np.array([[float(v) for v in row.split(",")[:2]] for row in OVERLAP])
+    y = np.array([row.split(",")[2] for row in OVERLAP])
+    direct = ICEClassifier(class_weight={"a": 1.0, "b": 5.0}).fit(X, y)
+    assert model.training_errors_ == direct.training_errors_ and model.is_optimal_
+    assert "class_weight" in model.certificate_.objective
+    model_file = str(tmp_path / "data.ice.joblib")
+    assert main(["verify", model_file, str(path), "--target", "label",
+                 "--certificate", str(cert)]) == 0
+    capsys.readouterr()
+    assert _fit(path, "--class-weight", "balanced", "--output", str(tmp_path / "b.joblib")) == 0
+
+
+@pytest.mark.parametrize("flag, model", [("c=2", "ice"), ("a=-1", "ice"), ("a=x", "ice"),
+                                         ("a", "ice"), ("a=2", "mrc")])
+def test_bad_class_weight_is_refused_before_fitting(tmp_path, capsys, flag, model):
+    path = _write(tmp_path, ["x,y,label", *OVERLAP])
+    assert _fit(path, "--class-weight", flag, model=model) == 2
+    assert "class" in _one_line_error(capsys).lower()
+    assert not (tmp_path / f"data.{model}.joblib").exists()
