@@ -36,23 +36,19 @@ __all__ = ["Backend", "GPU_BREAK_EVEN", "REFERENCE", "gpu_available", "gpu_pays"
 #: The work (in each estimator's unit below) from which ``device="auto"`` picks the GPU:
 #: the smallest measured work on which the GPU won, so that ``auto`` keeps every measured
 #: instance where it ran faster (``benchmarks/gpu_vs_cpu.py``; figures in
-#: ``benchmarks/results/gpu_vs_cpu.txt``, one H200 against the same machine's 16 cores,
+#: ``benchmarks/results/gpu_vs_cpu.txt``, a GPU against the same machine's cores,
 #: ``n_jobs=-1``). Re-measure when a kernel changes.
 #:
-#: * ``"ice"``: candidate planes times unique points, ``C(n, D) * n``. Medians of three
-#:   H200 runs of the same kernel: the GPU won on Voicepath (704 x 2, 1.7e8: 0.039 s against
-#:   0.049 s), Haberman (283 x 3, 1.05e9: 0.185 s against 0.605 s; the first run alone had
-#:   it lose, 0.50 s against 0.38 s) and every larger search. Measured with the Numba CUDA
-#:   kernel: where Numba cannot compile kernels, ``auto`` keeps the CPU.
-#: * ``"mrc"``: samples times features times classes. Never, yet: the linear programs
-#:   dominate, and the GPU lost on 100000 x 20, 5 classes (1.75 s against 1.40 s).
-#: * ``"ngd"``: weights times batch size, the work of one batch's products. The GPU lost on
-#:   digits (batches of 16 and 200 samples, one hidden layer of 128: up to 1.9e6; measured
-#:   before the batch steps became CUDA graphs) and won on 100k x 60, (256, 256), batch 1024
-#:   (8.3e7: 0.69 s against 0.93 s an epoch; with CUDA graphs 0.38 s against 0.97 s).
+#: * ``"ice"``: candidate planes times unique points, ``C(n, D) * n``: below it the kernel's
+#:   transfer and launch outweigh the search. Measured with the Numba CUDA kernel: where
+#:   Numba cannot compile kernels, ``auto`` keeps the CPU.
+#: * ``"mrc"``: samples times features times classes. Never: the linear programs, which run
+#:   on the CPU, dominate a fit, so moving the scores to the GPU does not pay its transfers.
+#: * ``"ngd"``: weights times batch size, the work of one batch's products: small batches
+#:   cannot fill the GPU and pay a launch per step; large ones win.
 #:
 #: Deep-ICE stays on the CPU under ``auto``: its GPU kernel prunes as the CPU kernel does but
-#: has not beaten 16 cores on a measured search (Voicepath K = 2: 26.7 s against 24.5 s).
+#: has not beaten a many-core CPU on a measured search.
 GPU_BREAK_EVEN = {
     "ice": 1.7e8,
     "mrc": math.inf,
@@ -163,7 +159,7 @@ def gpu_pays(kind: str, work: float) -> bool:
 
     Examples
     --------
-    A 300-point search in two dimensions stays on the CPU; Haberman's in three goes to
+    A 300-point search in two dimensions stays on the CPU; a 283-point one in three goes to
     the GPU:
 
     >>> gpu_pays("ice", 300 * 299 / 2 * 300), gpu_pays("ice", 283 * 282 * 281 / 6 * 283)

@@ -110,7 +110,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         ``"auto"`` stops at the time said under ``method``.
     time_limit : float, default=None
         Stop the search after this many seconds (wall clock, whole fit; the checks of the
-        certificate come after it: 0.4 s on 8000 rows in 6-D). Unless the IIS cover runs
+        certificate come after it, outside the limit). Unless the IIS cover runs
         (it has its own bound), a tenth of it is kept for a quick lower bound, spent only
         if the search stops before a proof. Where the fit stops depends on the
         machine's speed and load: two fits cut short by it may return different models
@@ -321,8 +321,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             known=farkas)
         if not frame.certifiable:
             # the geometric decisions of the search are not reliable on these points; IISs
-            # with exact multipliers on the samples are, whatever the frame (steel plates,
-            # condition 5e5: a bound of 21 instead of 0)
+            # with exact multipliers on the samples are, whatever the frame, so their bound
+            # stands where the frame is ill-conditioned (else only the conflicting duplicates)
             complete = False
             if witnessed is None:
                 bound, bound_method = conflicts.value, conflicts.method

@@ -70,8 +70,8 @@ __all__ = [
 _MIN_MASTER_SECONDS = 0.2
 #: LP solves of one subset (the caller's objective, then perturbed ones) before its
 #: separability is called undecidable: another cost often decides an LP that HiGHS left
-#: "Unknown", or reaches a vertex whose certificate passes the exact check
-#: (benchmarks/results/table2_linear.txt, diabetic K=1 after the budget fix)
+#: "Unknown", or reaches a vertex whose certificate passes the exact check (measured in
+#: benchmarks/results/table2_linear.txt)
 _OBJECTIVE_TRIES = 4
 
 
@@ -751,8 +751,9 @@ class IISCoverSolver:
         ``reserve``: the peeling passes end that many seconds before ``time_limit`` (a
         master solve begun before may run into it: it sees every IIS), and the time left
         goes to the LP relaxation of the master over the IISs found since its last solve (a
-        run's last peeling passes often find hundreds that no master saw: in 18 dimensions
-        they raised the bound from 25 to 41 errors in 0.7 s), then to the integer master.
+        run's last peeling passes often find hundreds that no master saw, and the LP
+        relaxation over them is cheap and can raise the bound a long way), then to the
+        integer master.
         """
         t0 = time.perf_counter()
         end = math.inf if time_limit is None else t0 + time_limit

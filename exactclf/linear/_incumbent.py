@@ -28,8 +28,8 @@ __all__ = ["annealed_sigmoid", "best_incumbent", "best_offset", "incumbent_candi
 #: the annealed sigmoid loss's first temperature, as a share of the spread (standard
 #: deviation) of its start's scores, the factor between stages and the number of stages:
 #: a first temperature near the spread makes the loss almost linear in the scores, and its
-#: minimum on the sphere of normals is far worse than the start (ai4i: 320 errors from
-#: LogisticRegression's 298, skin segmentation: the majority class)
+#: minimum on the sphere of normals can be far worse than the start (on large data even the
+#: majority class); hence a first temperature well below the spread
 _SIGMOID_FIRST_T = 0.1
 _SIGMOID_COOLING = 0.5
 _SIGMOID_STAGES = 10
@@ -65,8 +65,8 @@ def one_unit_networks(Z, wpos, wneg, seeds=(0,), original=None):
     constant), so its predictions are a labeling an affine classifier realizes in any affine
     coordinates of the points. Its loss ignores the points on the flat side of the unit,
     which fits the 0-1 loss better than LinearSVC or LogisticRegression on some data. Adam's
-    path depends on the coordinates: on skin segmentation the standardized features reach
-    6916 errors where the whitened ``Z`` reaches 7912 (LinearSVC: 10478).
+    path depends on the coordinates, so the two systems can reach quite different labelings:
+    both are returned.
     """
     views = [("", Z)]
     if original is not None:
@@ -126,10 +126,9 @@ def annealed_sigmoid(Z, wpos, wneg, coef, intercept, deadline: float | None = No
     temperature meaningful. Each stage runs L-BFGS from the last plane at half the last
     temperature; none starts after ``deadline`` (a :func:`time.perf_counter` value), and
     one that runs past it stops there. It is not convex: the result depends on the start
-    (a surrogate's plane). On the Deep-ICE paper's larger sets (full data, unit weights,
-    standardized features) it took LogisticRegression's plane from 298 to 253 errors on
-    ai4i, from 10479 to 6891 on skin segmentation and from 494 to 421 on steel plates, in
-    0.1 s each.
+    (a surrogate's plane). On large data sets it lowers a surrogate's errors substantially
+    in a fraction of a second, a far better incumbent for the exact search than the
+    surrogate's own plane (see ``benchmarks/results/table2_linear.txt``).
 
     Examples
     --------

@@ -48,9 +48,9 @@ from ._min01 import labeling_errors, search_size, solve_min01
 __all__ = ["LARGE_NEIGHBOURHOODS_FROM", "improve_from_starts", "improve_incumbent",
            "worth_searching"]
 
-#: the subsets are solved by the enumeration up to this dimension, by the IIS cover above
-#: (in 6-D, subsets of 42 points for the enumeration against 72 for the IIS cover: on ai4i,
-#: 10000 x 6, 30 s of local search reached 298 errors with the first, 252 with the second)
+#: the subsets are solved by the enumeration up to this dimension, by the IIS cover above:
+#: there the enumeration's ``C(n, D)`` cost limits its subsets to a few dozen points, the
+#: IIS cover solves larger ones in the same time, and larger subsets reach better planes
 _ENUMERATION_UP_TO = 5
 #: candidates per second assumed when sizing an enumerated subset (a planning figure)
 _RATE = 2e6
@@ -63,14 +63,15 @@ _MIN_SUBSETS = 4
 #: from this dimension on, neighbourhoods are also solved with the other points' sides kept
 LARGE_NEIGHBOURHOODS_FROM = _ENUMERATION_UP_TO + 1
 #: points per dimension of a neighbourhood solved with the other points' sides kept, at
-#: first and at least (on one 80 % split of auction_verification, 1634 x 7, 60 s of these
-#: moves, solved in 10 s each, after the local search's 199 errors reached 178-179 with 250
-#: points in three seeded runs, 170-199 with 400), and seconds per solve
+#: first and at least, and seconds per solve: large enough to leave the basin the small
+#: subsets stall in, small enough for a solve within the slice (larger neighbourhoods make
+#: the result vary more from run to run)
 _FIXED_POINTS_PER_DIM, _FIXED_MIN_PER_DIM = 36, 12
 _FIXED_SLICE = 5.0
-#: points solved per point of a neighbourhood (it and the outside points nearest to it): on
-#: the full ai4i (10000 x 6), 60 s of search from 298 errors reached 252-253 with 2, 4 or 8,
-#: and 277 keeping every point
+#: points solved per point of a neighbourhood (it and the outside points nearest to it): a
+#: few nearest outside points bind as the whole does, at a fraction of the solve's cost (the
+#: result hardly depends on the factor; keeping every point leaves fewer solves and worse
+#: planes)
 _RING = 4
 #: a run of :func:`improve_from_starts` stops after this share of its time limit (and at
 #: least a few large-neighbourhood solves) without a better labeling
@@ -277,9 +278,8 @@ def improve_from_starts(
     workers, the best result kept.
 
     The search is a random walk among basins: from the best of the surrogates' labelings it
-    may stall where a worse start goes on to a better plane (on one 80 % split of
-    auction_verification, 1634 x 7, 60 s of search: from the 179 errors of the annealed
-    LogisticRegression plane to 178, from LinearSVC's 207 to 170). So each run stops once
+    may stall where a worse start goes on to a better plane: a start's errors do not tell
+    which basin it leads to. So each run stops once
     it has found nothing better for :data:`_PATIENCE_SHARE` of ``time_limit`` (at least
     :data:`_MIN_PATIENCE` seconds), and the next start takes its worker; once every start
     has run, the searches go on from the best labeling found, with fresh random moves,

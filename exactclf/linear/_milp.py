@@ -9,8 +9,8 @@ One binary ``t_i`` per unique point says whether it is predicted positive:
 
 with ``M_i`` the smallest constant that makes the constraints vacuous. Every feasible point
 classifies each point with margin, so the realized errors equal the objective. It is *not*
-an exact method: bounding the weights with a fixed margin excludes thin cells (on Voicepath,
-standardized, ``weight_bound=1e3`` gives 20 errors where the optimum is 19). It serves as a
+an exact method: bounding the weights with a fixed margin excludes thin cells, so on real
+data its optimum can err more than the 0-1 optimum, whatever ``weight_bound``. It serves as a
 fast incumbent for the exact search and as the baseline a user would otherwise pick.
 
 Ctrl-C stops HiGHS and returns its best solution so far (``interrupted=True``).

@@ -65,41 +65,38 @@ _BOUND_SECONDS_MIN, _BOUND_SECONDS_MAX = 0.25, 2.0
 #: seconds without one), shares of the budget for the local search of better incumbents and
 #: for the local IIS cover bound, and their seconds without a time limit; where the search
 #: has its large neighbourhoods (from :data:`LARGE_NEIGHBOURHOODS_FROM` dimensions) it gets
-#: the larger shares, which it hands back when it stalls: there it keeps improving through
-#: them (one 80 % split of ai4i, 8000 x 6: 238 -> 218 errors in 60 s of search, where the
-#: later IIS cover's rounds found no better plane)
+#: the larger shares, which it hands back when it stalls: there it keeps improving well into
+#: them, where the IIS cover's rounds over so many points seldom find a better plane (see
+#: benchmarks/results/table2_linear.txt)
 _LOCAL_FROM_SECONDS = 60.0
 _LOCAL_SEARCH_SHARE, _LOCAL_COVER_SHARE = 0.3, 0.3
 _LARGE_SEARCH_SHARE, _LARGE_COVER_SHARE = 0.5, 0.2
 _LOCAL_SEARCH_SECONDS, _LOCAL_COVER_SECONDS = 30.0, 20.0
 #: beyond the exact range, the annealed sigmoid loss of both surrogates' planes stops after
-#: this share of ``time_limit`` (0.1 s on skin segmentation, 51433 x 3; about 6 s per plane
-#: on 200000 x 20 Gaussian points, on a loaded 2-core machine)
+#: this share of ``time_limit``: a fraction of a second on most data, its time grows with the
+#: points and the dimension, so the largest data sets must not spend the budget on it
 _ANNEAL_SHARE = 0.05
 #: below :data:`_IIS_FIRST_DIM`, beyond the exact range, the partition bound on random
 #: blocks takes the rest of the budget after the local search and a third of the local
 #: cover's share (this share of it where the enumeration may still finish, and these
 #: seconds without a time limit): there the errors of large data sets are spread through
-#: the points and random blocks prove far more (skin segmentation, 51433 x 3, 60 s: local
-#: IIS cover 73 and IIS cover 74 against about 4600 of 6913 errors), and the IIS cover's
-#: LPs over so many points outlast their turn; from D = 5 the IIS covers win (ai4i,
-#: 10000 x 6: blocks of 400 random points sum to about 83, the local cover proves 124 of
-#: 253)
+#: the points and random blocks prove far more than covers of IISs of at most D + 2 points,
+#: and the IIS cover's LPs over so many points outlast their turn; from D = 5 the IIS
+#: covers win: the blocks the enumeration can solve there are small and fit their noise
 _RANDOM_PARTITION_SHARE, _RANDOM_PARTITION_SECONDS = 0.3, 30.0
 #: from this dimension on, beyond the exact range, the MILP incumbent gets half the budget
-#: and the local cover a third of its share: there the MILP finds the better planes (steel
-#: plates, 27-D: 406 errors in 60 s, against 465 for the local search from the surrogates
-#: in 18 s) and the IISs, of up to D + 2 points, give weak covers (0 to 30 errors)
+#: and the local cover a third of its share: there the MILP finds better planes than the
+#: local search from the surrogates, and the IISs, of up to D + 2 points, give weak covers
 _HIGH_DIM = 9
 _HIGH_DIM_MILP_SHARE = 0.5
 #: from :data:`_HIGH_DIM` on, when the IIS cover goes first and does not prove within twice
 #: this many seconds (a fifth of a time limit), the big-M MILP gets a turn of this many (a
-#: tenth of it) for an incumbent: at D = 9-11, N = 100-200 HiGHS finds in 1-4 s planes that
-#: the cover's peeling reaches after 50 s, or not in 120 s (150 x 10: 17 errors against
-#: 18), while the cover alone proves most such instances within 10 s, where a turn would
-#: only delay it (benchmarks/results/ice_vs_baselines.txt). No turn when the cover's gap is
-#: at most ``_MILP_TURN_GAP`` by then: a better incumbent could only close that gap (150 x 9:
-#: 10 errors, bound 9; the turn found 10 again and delayed the proof by its 5 s)
+#: tenth of it) for an incumbent: on a few hundred points in high dimension HiGHS often
+#: finds within seconds planes that the cover's peeling reaches much later or never, while
+#: the cover alone proves most such instances within the wait, where a turn would only delay
+#: it (benchmarks/results/ice_vs_baselines.txt). No turn when the cover's gap is at most
+#: ``_MILP_TURN_GAP`` by then: a better incumbent could only close that gap, and a turn there
+#: mostly finds the cover's incumbent again and delays the proof by its length
 _MILP_TURN_SECONDS = 5.0
 _MILP_TURN_GAP = 0.1
 #: when the IIS cover runs alone to a time limit, this share of its time (at most these

@@ -112,8 +112,8 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
         shares its time by the wall clock, so with the same ``random_state`` two fits
         cut short may return different networks and bounds (each valid, and a proven
         optimum has the same errors on every run). The first fit after installing also
-        compiles the numba kernels, which no limit can stop: on 2 cores a first
-        ``time_limit=60`` fit on sepsis took 82-85 s (``exactclf demo`` compiles them once).
+        compiles the numba kernels, which no limit can stop: on a small machine it can
+        overrun ``time_limit`` by tens of seconds (``exactclf demo`` compiles them once).
     coreset_size : int, default=20
         Block size of the coreset heuristic.
     n_shuffles : int, default=50

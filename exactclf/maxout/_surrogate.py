@@ -12,8 +12,8 @@ on standardized features, minimized by L-BFGS from a random start. It is not con
 maxout of K >= 2 planes is not), so each start lands in its own local minimum; its planes
 are a start for :func:`~exactclf.maxout._coreset.refine`, which re-solves one half-space at
 a time exactly. It plays for K >= 2 the part LinearSVC and LogisticRegression play for one
-plane: on the Deep-ICE paper's larger sets the 60 s fit's network came from it on three of
-five (auction_verification K = 2: 142 errors, 204 before; ``benchmarks/results/table2.txt``).
+plane: on large data sets the refined networks from its starts are often the fit's best,
+far below what the other heuristics reach (``benchmarks/results/table2.txt``).
 
 The logistic loss lets points far on their wrong side pull the planes, so
 :func:`anneal_union` goes on from them, a second start, with a sigmoid loss of the same
@@ -120,10 +120,9 @@ def anneal_union(Z: np.ndarray, want_w: np.ndarray, other_w: np.ndarray, planes,
     from ``planes`` (in the coordinates of ``Z``, typically :func:`smooth_union`'s), or None
     when no stage errs less than they do. No stage starts after ``deadline``.
 
-    A second start, not a replacement: on the full Table-2 sets the annealed networks
-    refine to far fewer errors (diabetic, ``K = 2``, 30 s: 198 against 237), but on
-    Caesarian (72 points, ``K = 3``) only the logistic fit's refined to the 7-error optimum
-    within 60 s.
+    A second start, not a replacement: on large data sets the annealed networks often
+    refine to far fewer errors than the logistic fit's, but on small ones the logistic
+    fit's can be the only one that refines to the optimum.
 
     Examples
     --------

@@ -433,7 +433,7 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     the rows of ``seed``, a dual point found elsewhere (the generation's last; where it is
     large, one column, the mixture of its rows, spread over them again in the result), which is
     the result with no LP solved where it proves ``upper - enough`` (from the best rows alone,
-    a 10-class fit of 3000 samples took 24 rounds and as long as its generation). For
+    the rounds can take as long as the generation itself). For
     the log loss, a sample's rows are finally merged into one (the same ``z``; the entropy is
     concave, so the value only rises). The simplex vertex meets ``|z| <= lambda`` only to the
     solver's tolerance (its tightest: a violation costs the bound in proportion to it over
@@ -510,10 +510,10 @@ def dual_point(Psi, y, n_classes: int, tau, lam, V, *, loss: str = "0-1", tol: f
     sample = np.argsort(-gain, kind="stable")[:_ROWS_PER_ROUND]
     Q, values = Q_best[sample], value_best[sample]
     _add_dual_columns(lp, centroids, np.eye(K), np.zeros(K), B)
-    # a large seed enters as one column, its rows mixed by its weights (its rows one column
-    # each cost the LP's construction alone 10 s: digits, 512 Fourier features, 15000 rows);
-    # a small one row by row, which the LP may weigh anew (skin_segmentation, 307 rows: one
-    # column made the pricing 8 s longer)
+    # a large seed enters as one column, its rows mixed by its weights (a column per row
+    # makes the LP's construction alone cost seconds on many features); a small one row by
+    # row, which the LP may weigh anew (as one column it can make the pricing take far
+    # longer)
     n_seed = int(seed is not None and len(seed[0]) * m > _SEED_ENTRIES)
     if n_seed:
         _add_seed_column(lp, centroids, Psi, seed, B)

@@ -69,8 +69,8 @@ the generation goes on; so on convergence ``R* in [lower_, upper_]`` and ``upper
 <= eps1`` (up to the LP solver's tolerance).
 
 Box step (:mod:`._box`): every solve keeps ``mu`` in a box around the best iterate so far
-(not the best point of a segment: centered there, a 5-class fit on 10000 x 20
-``make_classification`` took 14 iterations instead of 11, and 20 classes gained nothing),
+(not the best point of a segment: centred there, the box saves the generation no
+iterations and can cost it some),
 whose radius grows while the box binds and the steps pay (``R`` falls by half what the LP
 model promised; or after a few steps in a row that did not); the generation never ends while
 it binds, and the certificates do not depend on it. The last solve's dual point
@@ -306,8 +306,8 @@ _IPM_COLUMNS = 2000
 #: many entries of the dense row matrix and of the normal matrix (rows x rows; 8 bytes each,
 #: the method holds about three of each), to this share of ``eps1`` (at least this relative
 #: tolerance; ``tol`` where smaller): the generation stops at ``eps1``, and its bound, priced
-#: from the duals, loses about the tolerance (20 classes, 200 new rows: 11-12 warm iterations
-#: to 1e-6 instead of 15 to 1e-8)
+#: from the duals, loses about the tolerance; a tighter tolerance than the bound needs costs
+#: iterations of every solve
 _DENSE_IPM_ENTRIES, _DENSE_IPM_SHARE, _DENSE_IPM_TOL = 2e7, 1e-2, 1e-8
 #: after a smoothed start, LPs from this many columns go to the dense method where the rows'
 #: subsets hold this share of the classes on average (:meth:`ZeroOneProgram._method`)
@@ -368,19 +368,17 @@ class ZeroOneProgram(ScoredProgram):
 
     def _method(self) -> str:
         """The LP method of the next solve: for a wide LP (:data:`_IPM_COLUMNS`), the dense
-        interior point method of :mod:`._ipm` on HiGHS (20 classes, 64 features, 1529 rows:
-        3.5 s, where HiGHS' IPX takes 18.5 s and the warm dual simplex 31 s); otherwise, or
-        where it is too large to store densely, the interior point method after many new
-        rows, where the dual simplex needs thousands of pivots even from the previous basis,
-        and the warm dual simplex after few (a restricted LP of 20 classes, 64 features, 900
-        rows: 5.3 s by IPM, 15.5 s by the warm dual simplex; of 10 classes: about equal).
+        interior point method of :mod:`._ipm` on HiGHS (such LPs are dense and wide, which
+        the sparse codes, IPX and the simplex alike, handle poorly); otherwise, or where it
+        is too large to store densely, the interior point method after many new rows, where
+        the dual simplex needs thousands of pivots even from the previous basis, and the warm
+        dual simplex after few (with few classes the two are about equal; with many the
+        interior point method wins). Measured in ``benchmarks/results/mrc_multiclass.txt``.
 
         After a smoothed start (many classes) the dense method takes LPs from
         :data:`_DENSE_COLUMNS` columns already where their rows are dense: where the
-        subsets hold :data:`_DENSE_SHARE` of the classes or more (10 classes, 64 features,
-        1301 columns, subsets of 58 % of the classes: 36.5 s -> 19.2 s to converge; the
-        digits with 64 Fourier features, 22 %, which the dual simplex pivots fast, would
-        lose 18 s -> 22 s)."""
+        subsets hold :data:`_DENSE_SHARE` of the classes or more (below it the rows are
+        sparse enough for the dual simplex to pivot fast, and the dense method loses)."""
         rows, cols = self.lp.n_rows, self.lp.n_cols
 
         def at_least(columns):  # (and a quarter as many rows)
@@ -461,8 +459,8 @@ class ZeroOneProgram(ScoredProgram):
         (every feature, where the LP will be wide enough for the dense interior point method
         and small enough for its storage: its work grows only linearly in the columns, and an
         inactive feature whose dual constraint is violated by less than ``eps2`` costs the
-        bound through the mixing repair; 50 classes, n = 10000, 300 s: gap 1.2e-3 with 3151
-        of 3250 features, 7.9e-4 with all), the rows of the :data:`_START_ROWS` ``n_max``
+        bound through the mixing repair, so with every feature the generation closes more
+        of the gap), the rows of the :data:`_START_ROWS` ``n_max``
         samples most violated at ``mu`` (their most violated subsets) join the LP, and the
         box is centred there with the radius :data:`_START_RADIUS`."""
         mu = point[1]
@@ -522,8 +520,8 @@ class ZeroOneProgram(ScoredProgram):
         (:meth:`~._program.ScoredProgram._separation`). Where fewer than ``n_max``
         new rows are violated there, the rest are sought at the iterate (the generation ends
         only when none is): near the end few rows are violated between the two, and an LP
-        solve per handful of rows cost 20 classes, n = 10000, 100 s to converge instead of
-        83 s (benchmarks/results/mrc_multiclass.txt)."""
+        solve per handful of rows would slow the convergence
+        (benchmarks/results/mrc_multiclass.txt)."""
         res, ev = self.res, self.ev
         if self._step < 1.0:
             at, viol = self._separation(best)

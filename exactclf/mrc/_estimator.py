@@ -113,8 +113,8 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         feature); when that leaves it more than ``eps1`` below ``upper_`` at the end, they are
         added as well.
     n_max : int, default=200
-        Rows added per iteration at most (with the box step, 200 needed fewer simplex
-        pivots in all than 400 on every dataset of the benchmark).
+        Rows added per iteration at most (with the box step, 200 needs fewer simplex
+        pivots in all than 400; ``benchmarks/results/mrc_ccg_history.txt``).
     m_max : int, default=400
         Column generation is used when there are more than ``m_max`` features
         ``n_classes * len(psi)``: it starts with ``m_max`` of them and adds at most ``m_max``
@@ -452,10 +452,10 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         """Price the final dual point, set ``certificate_``, and warn where it does not
         prove the minimax risk (a stopped generation, or a gap above ``MRC_RTOL``)."""
         stop_reason = None if res.stop_reason is None else StopReason(res.stop_reason)
-        # the dual LP over all rows can be far slower than the generation (400 Fourier
-        # features on ai4i: 192 s after 8 s); past its share, the generation's own bound
-        # stands in where it is higher (proven as well, its dual point is not kept); after
-        # Ctrl-C, whoever pressed it waits no longer than the minimum
+        # the dual LP over all rows can take many times the generation's time (many random
+        # features on a large data set); past its share, the generation's own bound stands
+        # in where it is higher (proven as well, its dual point is not kept); after Ctrl-C,
+        # whoever pressed it waits no longer than the minimum
         now = time.perf_counter()
         share = 0.0 if stop_reason is StopReason.INTERRUPTED else _DUAL_SHARE
         deadline = now + max(_DUAL_MIN_SECONDS, share * (now - t0))
@@ -563,8 +563,8 @@ class MRCCCG(ClassifierMixin, BaseEstimator):
         :class:`~._ccg.CCGResult`), which is the result where it proves ``upper`` to the
         generation's own tolerance ``eps1 + tol`` and to ``MRC_RTOL``, relative below 1 (so
         that it also proves optimality, :meth:`_certify`): pricing on costs up to half the
-        fit's time again for a ``lower_`` tighter than that (20 classes, n = 10000: 21 s after
-        a generation that converged in 99 s).
+        fit's time again for a ``lower_`` tighter than that, which the certificate does not
+        need.
 
         At convergence the generation's last dual point usually proves ``R*`` already; where
         not (a stopped generation; column generation, whose duals price features it left

@@ -2,7 +2,7 @@
 
 The restricted LP of :mod:`._ccg` with many classes is small in rows (about a thousand) but
 dense and wide (half of its ``2 K d + 1`` columns hit a row), which sparse LP codes handle
-poorly (benchmarks/results/mrc_multiclass.txt: HiGHS' IPX 18-27 s on 1529 x 2579). Its
+poorly (HiGHS' IPX: benchmarks/results/mrc_multiclass.txt). Its
 columns come in pairs ``mu1 - mu2``, so the normal equations of an interior point method are
 the rows' Gram matrix ``F Theta F^T`` with one diagonal ``Theta`` for both halves of a pair:
 half the work of the generic ``A Theta A^T``, done by one BLAS ``syrk`` and a dense Cholesky.
@@ -30,9 +30,9 @@ The generation solves a sequence of such LPs, each with a few hundred rows more 
 (and some deleted). A solve may start from an iterate that the previous one kept
 (:class:`WarmStart`, the first with a merit below :data:`_WARM_AT`: still well centred), its
 new rows given slacks and duals that keep it interior; the infeasible method removes the
-residuals this leaves (20 classes, 64 features, 1556-1696 rows with 200 new: 13-15 iterations
-instead of 22-24; kept at a merit of 1e-3 or 1e-4 instead: 15-25 and 23-41, closer to the
-boundary).
+residuals this leaves, in clearly fewer iterations than a cold start. An iterate kept later
+(a smaller merit) lies closer to the boundary and saves less
+(benchmarks/results/mrc_multiclass.txt).
 """
 
 from __future__ import annotations
@@ -151,9 +151,8 @@ def _max_step(v, dv):
 def _dot(F, v, transpose: bool = False):
     """``F @ v`` (``F.T @ v`` with ``transpose``) by scipy's BLAS, the library of the normal
     matrix's ``syrk`` and of its Cholesky factor: numpy may carry its own copy of OpenBLAS, and
-    switching between the two, each with its threads spinning after a call, cost more than
-    the products (2 cores: a 2000 x 3000 ``syrk`` followed by a product with numpy took
-    0.168 s, with scipy 0.124 s, the ``syrk`` alone 0.114 s)."""
+    switching between the two, each with its threads spinning after a call, costs more than
+    the products (``benchmarks/results/mrc_multiclass.txt``)."""
     return dgemv(1.0, F.T, v, trans=0 if transpose else 1)
 
 
@@ -358,8 +357,8 @@ def _warm_point(F, b, U1, U2, f1, f2, start: WarmStart) -> _Point:
     s, y = start.s.copy(), start.y.copy()
     slack = b[new] - F[new] @ (x1 - x2) + start.nu
     # the free nu lifts every slack alike: by enough to keep the new rows, violated at the
-    # previous point, at least sqrt(mu) inside (their slacks put at sqrt(mu) instead, far
-    # from the residual, stalled a 6-class generation's second solve)
+    # previous point, at least sqrt(mu) inside (their slacks put at sqrt(mu) instead are far
+    # from the residual, which can stall the solve)
     shift = max(0.0, gap - float(slack.min(initial=np.inf)))
     s += shift
     s[new] = slack + shift

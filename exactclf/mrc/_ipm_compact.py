@@ -35,9 +35,8 @@ A solve may start from the iterate that the previous one kept (:class:`CompactSt
 first with a merit below :data:`~._ipm._WARM_AT`, as :mod:`._ipm` does), its new samples given
 ``w``, slacks and duals that keep it interior. The generation's later LPs add a few samples
 to the last one and move its optimum little, so that the solve skips the iterations that
-centre a cold start: 50 classes 46 -> 32 iterations, 100 classes 57 -> 41, the digits with
-128 Fourier features 36 -> 17 (later points, nearer the boundary: 22 / 24 iterations at 50 /
-100 classes, but 46 instead of 17 on the digits; benchmarks/results/mrc_multiclass.txt).
+centre a cold start (a point kept later, nearer the boundary, can save more on some LPs and
+lose it all on others; benchmarks/results/mrc_multiclass.txt).
 """
 
 from __future__ import annotations
@@ -66,16 +65,16 @@ from ._ipm import _Point as _IPMPoint
 __all__ = ["CompactResult", "CompactStart", "compact_mrc_ipm"]
 
 #: refinement steps of each solve of the normal equations: the Woodbury formula loses
-#: digits where rows near their bounds make its diagonal tiny, and with one step the primal
-#: residual of a 10-class LP grew from 2e-8 to 0.4 in the last iterations (three: 1e-10)
+#: digits where rows near their bounds make its diagonal tiny, and a single step lets the
+#: primal residual grow by orders of magnitude in the last iterations; three hold it down
 _REFINE = 3
-#: smallest diagonal entry of a class block in the factors, relative to the largest (the
-#: digits with 64 Fourier features, 10 classes: without it the residuals grew from 1e-11 to
-#: 1.7 two iterations before convergence; with 1e-12 or 1e-10 it converged in 36)
+#: smallest diagonal entry of a class block in the factors, relative to the largest: without
+#: a floor the residuals can blow up just before convergence, and the convergence does not
+#: depend on its value over a wide range
 _FLOOR = 1e-12
 #: a kept iterate (:class:`CompactStart`) that new samples violate by more than this (the
-#: merit at which it was kept) is no longer warm: the solve starts cold (512 features, 10
-#: classes, violations up to 5.9: 51 iterations from the kept iterate, 23-40 cold)
+#: merit at which it was kept) is no longer warm: the solve starts cold, which then takes
+#: fewer iterations than the kept iterate would
 _WARM_VIOLATION = _WARM_AT
 #: the products of every pair of ``psi``'s columns (``s x d (d + 1) / 2``) are kept where they
 #: have at most this many entries (32 MiB): the class blocks' ``d x d`` Gram matrices are then
@@ -365,8 +364,8 @@ def compact_mrc_ipm(Psi, centroids, c1, c2, u1, u2, *, tol: float = 1e-8,
     (True, 0.5)
     """
     t0 = time.perf_counter()
-    # every psi column scaled to a largest |entry| of 1 (x by the inverse): with columns of
-    # 6e-3 and 56 side by side a 3-class LP stalled at a residual of 6e-3
+    # every psi column scaled to a largest |entry| of 1 (x by the inverse): columns whose
+    # scales differ by orders of magnitude can stall the method at a large residual
     unit = np.abs(np.vstack([Psi, centroids])).max(axis=0)
     unit = np.where(unit > 0.0, unit, 1.0)
     Psi = np.ascontiguousarray(Psi / unit, dtype=np.float64)

@@ -17,8 +17,8 @@ __all__ = ["most_violated_cpu", "most_violated_xp", "subset_weights", "threshold
 
 
 #: from this many classes on, the kernel sorts only the scores near the threshold (below it,
-#: sorting all of them is cheaper; 10000 samples: 10 classes 1.2 vs 1.7 ms, 20 equal, 50 10.2
-#: vs 5.7 ms, 100 29.8 vs 14.0 ms, 200 105 vs 22 ms)
+#: sorting all of them is cheaper; the two break even at about 20 classes, and the
+#: selection's gain grows with the classes)
 _SELECT_FROM = 24
 
 
@@ -29,8 +29,8 @@ def _threshold(row):  # pragma: no cover - compiled
     of all (a prefix mean of the sorted scores, hence at most the peak) to the threshold,
     each pass keeping the scores above the last ``t``. ``t`` is the best subset's value
     ``max_C (sum_C v - 1) / |C|`` (up to rounding: its sum is not in sorted order) and ``c``
-    its size. (Its sums may be reassociated: vectorized, the passes took 2.5x less time at 100
-    classes.)"""
+    its size. (Its sums may be reassociated: vectorized, the passes take a fraction of the
+    time with many classes.)"""
     K = row.shape[0]
     total = 0.0
     for k in range(K):
@@ -41,8 +41,8 @@ def _threshold(row):  # pragma: no cover - compiled
         s = 0.0
         c = 0
         for k in range(K):
-            # a select, not a branch: whether a score is above t is unpredictable, and the
-            # branching loop took 5x longer (50 classes, 10000 samples: 10.3 vs 2.0 ms)
+            # a select, not a branch: whether a score is above t is unpredictable, and a
+            # branching loop is several times slower
             x = row[k]
             above = x > t
             s += x if above else 0.0

@@ -16,15 +16,14 @@ __all__ = ["ScoredProgram"]
 #: a start point (:meth:`~._ccg.ZeroOneProgram.start_from`) brings the rows of this many times
 #: ``n_max`` samples, and a box of this radius (the default first radius, 0.1, is for mu = 0,
 #: far from the optimum; from the start a box that binds spoils the row duals, hence the
-#: bound: 20 classes, n = 10000, 120 s: a gap of 0.17 with the radius 0.02, 1.7e-3 with 1)
+#: bound, so the start's box is wide)
 _START_ROWS, _START_RADIUS = 5, 1.0
 #: share of ``time_limit`` that the smoothed start may take
 _START_SHARE = 0.25
 #: after a start, rows are sought at the point this far from the best iterate towards the
 #: LP's (in-out separation): from a start close to the optimum the LP's iterates land far
-#: off (R 3.7 at the first at 20 classes), and the rows most violated there are not those
-#: that hold the optimum (20 classes, n = 10000, 120 s: gap 1.7e-3 at the iterate, 7.2e-4
-#: with 0.3; benchmarks/results/mrc_multiclass.txt)
+#: off, and the rows most violated there are not those that hold the optimum; rows sought
+#: nearer the best iterate close the gap faster (benchmarks/results/mrc_multiclass.txt)
 _SEPARATION_STEP = 0.3
 
 

@@ -2,12 +2,11 @@
 
 The subset rows (:mod:`._ccg`) need, for each sample near the optimum, the few of its
 ``2^K - 1`` subsets that hold the optimum, found one per iteration; with many classes a sample
-needs several (50 classes, n = 10000: 2969 rows of 975 samples after 30 iterations, up to 20
-per sample) and the generation's bound crept up by 3e-6 per 6-second iteration. Here the
+needs several (up to dozens), and the generation's bound creeps up slowly. Here the
 restricted LP holds all subsets of its samples through the ``K + 1`` rows per sample of
 :mod:`._ipm_compact` (``sum_y (v_iy - nu + 1)_+ <= 1``), so a sample is added once: over the
-smoothed start's 1000 most violated samples the first LP's value was within 2e-6 of ``R*`` at
-20 and 50 classes (20 classes converged there; benchmarks/results/mrc_multiclass.txt).
+smoothed start's most violated samples the first LP's value is already close to ``R*``
+(benchmarks/results/mrc_multiclass.txt).
 
 The program steps like :class:`~._ccg.ZeroOneProgram` (:func:`~._ccg.run_generation`): it
 starts at the smoothed start (:meth:`SampleProgram.start_from`), every solve keeps ``mu`` in
@@ -40,11 +39,9 @@ __all__ = ["NotSolved", "SampleProgram", "layer_cake_rows", "whole_samples_fit"]
 #: ``_MAX_D_MANY`` with at least ``_MANY_SAMPLES`` samples (the LP's work has ``K d^3`` and
 #: ``s K d^2`` terms, and with few samples most of them end in the LP), and where the
 #: per-sample rows' matrix (the start's ``_START_ROWS n_max`` samples times the ``K d``
-#: features) has at most ``_MAX_ENTRIES`` entries. Gaps (or seconds to converge), whole
-#: samples / subset rows: the digits (1797 samples), 10 classes, random Fourier features: 128
-#: features 12.0 / 13.7 s, 256 37.8 / 36.0 s, 512 4.5e-3 / 6.2e-4 after 120 s;
-#: make_classification, 10000 samples, 512 features: 10 classes 3.4e-2 / 0.67 after 60 s, 20
-#: classes 6.4e-2 / 0.71 after 120 s (benchmarks/results/mrc_multiclass.txt)
+#: features) has at most ``_MAX_ENTRIES`` entries: there whole samples converge at least as
+#: fast as the subset rows, or close far more of the gap in the same time; beyond, the subset
+#: rows' LPs are the smaller (benchmarks/results/mrc_multiclass.txt)
 _MAX_D, _MAX_D_MANY, _MANY_SAMPLES, _MAX_ENTRIES = 300, 1024, 5000, 2e7
 #: the interior point method stops at a relative residual of about 1e-6 (its accuracy is
 #: lost to rounding below that): a generation asked for a smaller ``eps1`` than this keeps
@@ -59,8 +56,8 @@ _LOOSE = 1e-4
 _IPM_SHARE, _IPM_TOL = 1e-2, 1e-8
 #: when a solve leaves samples violated by more than ``eps1``, those within this many times the
 #: largest violation of being violated join the next LP too (up to ``n_max``): its solution
-#: moves about that far, and they would be violated there (50 and 100 classes, n = 10000: 3
-#: solves -> 2; benchmarks/results/mrc_multiclass.txt)
+#: moves about that far, and they would be violated there, which saves solves
+#: (benchmarks/results/mrc_multiclass.txt)
 _NEAR = 1.0
 #: a dual weight below this share of the largest is rounding of the interior point method:
 #: set to 0 in the certificate's rows (the bound is priced exactly either way)

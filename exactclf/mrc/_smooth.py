@@ -20,17 +20,15 @@ each stage starting where the last ended, and every stage's point is evaluated e
 one starts the generation: its box is centred there, and the rows of the samples most
 violated there start its LP.
 
-Four stages put ``R`` within 0.1 % of ``R*`` (make_classification, n = 10000, 64 features,
-K = 10 to 100; ``benchmarks/results/mrc_multiclass.txt``), where the generation from ``mu = 0``
-was still 2-4 % above it after as long, and the first LP, over the samples most violated
-there, holds all but a few of those that the optimum needs. Nothing here is a certificate:
+Four stages put ``R`` close to ``R*`` with many classes, far closer than the generation
+from ``mu = 0`` gets in as long (``benchmarks/results/mrc_multiclass.txt``), and the first
+LP, over the samples most violated there, holds all but a few of those that the optimum
+needs. Nothing here is a certificate:
 ``lower_`` comes from the generation's dual points only.
 
 The stages run with one BLAS thread: their products (``n x d`` by ``d x K``) and the
 quasi-Newton method's own vector operations are too small to share, and handing each to a
-second thread cost more than it saved (2-core machine, idle: the four stages took 11.9 s
-instead of 1.1 s on the digits with 64 Fourier features, 34.4 s instead of 19.9 s at
-``K = 50``, ``n = 10000``).
+second thread costs more than it saves (the stages can take several times longer).
 """
 
 from __future__ import annotations
@@ -57,8 +55,8 @@ SMOOTH_MIN_CLASSES = 8
 _FIRST_SHARPNESS = 30.0
 _STAGES = 4
 #: quasi-Newton iterations (and stored pairs) per stage: later stages start near their optimum
-#: (300 instead: the same number of LP solves at 10 to 100 classes, the start twice as long;
-#: 75: more solves on the digits with 64 or 128 Fourier features)
+#: (twice as many double the start's time without saving LP solves; half as many leave a
+#: start that costs the generation more solves)
 _STAGE_ITERATIONS, _MEMORY = 150, 20
 #: stages stop when one lowers the exact R by less than this many times the generation's eps1
 _MIN_GAIN_EPS1 = 10.0

@@ -96,10 +96,9 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
     the ``b x (m + 1)`` basis (or its transpose) with ``(m + 1) x k`` matrices, a few
     elementwise passes over ``b x k`` arrays and one ``exp`` of them per line-search trial
     (the Hessian-vector products of a batch over 1024 samples use a subsample of it). That
-    does not grow with the hidden layers; on the peaks network of the NGD paper (full
-    batch) an NGD epoch costs about as much as an MLPClassifier epoch (0.7-1.35 of it on a
-    loaded 2-core machine), on the digits network (batches of 200, ``m k = 1280``) about
-    1.3-1.7 (``benchmarks/ngd_vs_adam.py``).
+    does not grow with the hidden layers: a full-batch NGD epoch costs about as much as an
+    MLPClassifier epoch, one of small batches on a wide output layer somewhat more
+    (``benchmarks/ngd_vs_adam.py``; figures in ``benchmarks/results/ngd_vs_adam.txt``).
 
     Parameters
     ----------
@@ -610,7 +609,7 @@ class NGDClassifier(ClassifierMixin, BaseEstimator):
                 if self.shuffle:
                     # in place: the permutation sklearn.utils.shuffle (MLPClassifier's) makes
                     # from the same draws, without its input checks (which cost twice the
-                    # shuffle: 0.3 ms of a 5 ms peaks epoch)
+                    # shuffle itself, a noticeable share of a small epoch)
                     rng.shuffle(sample_idx)
                 accumulated = 0.0
                 if device_arrays:
