@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.class_weight import compute_sample_weight
 
+from .._base import with_class_weight
 from .._certificate import Certificate, Witness, data_fingerprint
 from ._conflicts import check_conflicts
 from ._iis import check_iis_cover
@@ -221,7 +221,7 @@ def _verify(report, model, X, y, sample_weight, certificate) -> None:
     if class_weight is not None:  # what the fit counted: each sample's weight times its
         # class's (scikit-learn's compute_sample_weight, from the labels)
         try:
-            w = w * compute_sample_weight(class_weight, y)
+            w = with_class_weight(w, class_weight, y)
         except Exception as err:
             report.add("class weights", False, f"{class_weight!r} does not weight these "
                        f"labels ({_one_line(err)})")

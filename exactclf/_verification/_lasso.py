@@ -35,7 +35,8 @@ from itertools import combinations
 import numpy as np
 from scipy.special import entr
 
-__all__ = ["check_lasso_dual", "lasso_objective", "linear_dichotomies"]
+__all__ = ["check_lasso_dual", "every_pattern_norms", "feasible_for_every_pattern",
+           "lasso_objective", "linear_dichotomies", "point_sums"]
 
 #: rounding slack of the re-computed objectives and dual constraints, relative to their
 #: scale (the zero network's loss; beta): both sides are sums of n float64 terms
@@ -174,6 +175,42 @@ def linear_dichotomies(X, budget: int = ENUMERATION_BUDGET) -> np.ndarray | None
                          bitorder="little").T.astype(bool)
 
 
+def point_sums(X, theta) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows ``U`` of ``X`` and, per row of ``U``, the sum of ``theta`` (samples
+    x outputs) over the samples at it: ``d^T theta`` of a pattern ``d`` of the samples is
+    ``d_U^T sums``, since a pattern gives equal rows one value."""
+    U, inverse = np.unique(X, axis=0, return_inverse=True)
+    sums = np.zeros((len(U), theta.shape[1]))
+    np.add.at(sums, inverse.ravel(), theta)
+    return U, sums
+
+
+def every_pattern_norms(U, sums) -> np.ndarray | None:
+    """``max |d^T sums|`` per output over every arrangement pattern ``d`` of the distinct
+    points ``U``, enumerated exactly (:func:`linear_dichotomies`); None beyond its budget."""
+    patterns = linear_dichotomies(U, ENUMERATION_BUDGET)
+    if patterns is None:
+        return None
+    return np.abs(patterns.T.astype(np.float64) @ sums).max(axis=0)
+
+
+def feasible_for_every_pattern(X, theta, beta: float) -> bool | None:
+    """Whether the dual point ``theta`` (samples of ``X`` x outputs) meets ``|d^T theta| <=
+    beta`` (up to rounding) for every arrangement pattern of ``X``, as exact arithmetic
+    enumerates them; None beyond the enumeration's budget.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> feasible_for_every_pattern(X, np.array([[0.5], [-0.5], [0.5]]), 0.5)
+    True
+    >>> feasible_for_every_pattern(X, np.array([[0.5], [0.1], [0.5]]), 0.5)
+    False
+    """
+    norms = every_pattern_norms(*point_sums(np.asarray(X, dtype=np.float64), theta))
+    return None if norms is None else bool(np.all(norms <= beta * (1.0 + _RTOL)))
+
+
 def _affinely_independent(X) -> bool:
     P = _integer_points(np.asarray(X, dtype=np.float64))
     return len(P) <= 1 or len(_hull_coordinates(P)[0]) == len(P) - 1
@@ -238,8 +275,13 @@ def lasso_objective(model, X, y, w) -> tuple[float, float]:
     F = (model.decision_function(X) if hasattr(model, "classes_") else model.predict(X))
     F = np.asarray(F, dtype=np.float64).reshape(T.shape)
     value = float(_loss(name, F, T, w).sum() + beta * np.abs(model.coef_).sum())
-    loss0 = float(_loss(name, np.zeros_like(T), T, w).sum())
-    return value, max(loss0, abs(value), 1e-300)
+    return value, max(_zero_network_loss(name, T, w), abs(value))
+
+
+def _zero_network_loss(name, T, w) -> float:
+    """The loss of the network that outputs 0: the scale of the objective that no fit moves
+    (the optimum is at most it), kept above 0."""
+    return max(float(_loss(name, np.zeros_like(T), T, w).sum()), 1e-300)
 
 
 def _model_beta(model) -> float:
@@ -274,7 +316,7 @@ def check_lasso_dual(model, cert, X, y, w, report, rtol) -> tuple[float, float] 
         report.add("dual point", False, f"theta of shape {theta.shape} (finite: "
                    f"{np.all(np.isfinite(theta))}), the targets {T.shape}")
         return None
-    _, scale = lasso_objective(model, X, y, w)
+    scale = _zero_network_loss(name, T, w)
 
     pos = w > 0
     report.add("dual point on weightless samples", bool(np.all(theta[~pos] == 0)),
@@ -284,10 +326,7 @@ def check_lasso_dual(model, cert, X, y, w, report, rtol) -> tuple[float, float] 
                f"theta_i y_i / s_i leaves [0, 1] by {outside:.3g}")
 
     # the dictionary: patterns on the distinct inputs of positive weight
-    U, inverse = np.unique(X[pos], axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    sums = np.zeros((len(U), T.shape[1]))
-    np.add.at(sums, inverse, theta[pos])
+    U, sums = point_sums(X[pos], theta[pos])
     listed = _decode_patterns(data["patterns"]) if "patterns" in data else None
     if listed is not None and listed.shape[0] != int(pos.sum()):
         report.add("patterns", False, f"{listed.shape[0]} rows for {int(pos.sum())} samples "
@@ -299,11 +338,11 @@ def check_lasso_dual(model, cert, X, y, w, report, rtol) -> tuple[float, float] 
                                -np.where(sums < 0, sums, 0).sum(axis=0))
             source = f"all {2 ** len(U) - 1} subsets of the {len(U)} affinely independent inputs"
         else:
-            patterns = linear_dichotomies(U, ENUMERATION_BUDGET)
-            if patterns is None and listed is None:
+            norms = every_pattern_norms(U, sums)
+            if norms is None and listed is None:
                 report.add("dictionary", False, "too many patterns to enumerate, none listed")
                 return None
-            if patterns is None:
+            if norms is None:
                 report.not_checked.append(
                     f"that the witness's {listed.shape[1]} patterns are every arrangement "
                     f"pattern of the {len(U)} distinct inputs (beyond the checker's "
@@ -312,9 +351,8 @@ def check_lasso_dual(model, cert, X, y, w, report, rtol) -> tuple[float, float] 
                 norms = np.abs(listed.T.astype(np.float64) @ theta[pos]).max(axis=0)
                 source = f"the witness's {listed.shape[1]} patterns"
             else:
-                norms = np.abs(patterns.T.astype(np.float64) @ sums).max(axis=0)
-                source = (f"all {patterns.shape[1]} arrangement patterns of the "
-                          f"{len(U)} distinct inputs (enumerated exactly)")
+                source = (f"every arrangement pattern of the {len(U)} distinct inputs "
+                          "(enumerated exactly)")
     else:
         if listed is None:
             report.add("dictionary", False, "a listed dictionary without patterns")

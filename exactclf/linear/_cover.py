@@ -29,15 +29,16 @@ from .._gurobi import (
     optimize,
     quiet_env,
 )
+from .._verification._tolerances import COVER_RTOL
 from .._warnings import warn
 
 __all__ = ["BOUND_RTOL", "CoverModel"]
 
 #: relative slack taken off every bound read from the MIP solver (its tolerances); with
 #: integer costs the bound is then rounded up. Optimality is claimed when the best value is
-#: within twice this of the bound. Relative to the bound itself, never to 1: weights may
-#: have any units.
-BOUND_RTOL = 1e-6
+#: within twice this of the bound (COVER_RTOL, the tolerance verify holds a cover's claim
+#: to). Relative to the bound itself, never to 1: weights may have any units.
+BOUND_RTOL = COVER_RTOL / 2
 #: the solvers' objective tolerances are absolute (a node within the integrality / primal
 #: feasibility tolerance, 1e-6, of the incumbent is pruned; reduced costs are dual feasible
 #: within 1e-7: HiGHS's defaults, set on Gurobi too), so the master sees non-integer costs in
@@ -282,7 +283,7 @@ class CoverModel:
     def rtol(self) -> float:
         """The relative gap within which a cover meets a bound: 0 for integer costs (their
         bounds are exact), else the solver's slack on both."""
-        return 0.0 if self.integral else 2 * BOUND_RTOL
+        return 0.0 if self.integral else COVER_RTOL
 
     @property
     def solver(self) -> str:

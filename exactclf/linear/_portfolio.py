@@ -33,9 +33,8 @@ from .._certificate import StopReason
 from .._combinatorics import MAX_RANK
 from .._resources import effective_workers
 from .._trace import FitTrace
-from .._verification._tolerances import integral_weights
+from .._verification._tolerances import zero_one_rtol
 from ._bounds import _IIS_FIRST_DIM, LowerBound, conflict_bound, lower_bound, partition_bound
-from ._cover import BOUND_RTOL
 from ._iis import IISCoverSolver
 from ._incumbent import best_incumbent, incumbent_candidates
 from ._local_cover import local_cover_bound
@@ -327,7 +326,7 @@ def solve_portfolio(
     iis_bound = False  # the bound is the IIS cover's
     active = list(order)
     slice_ = _first_slice(order[0], total, n_jobs)
-    rtol = 0.0 if integral_weights(np.r_[wpos, wneg]) else 2 * BOUND_RTOL
+    rtol = zero_one_rtol("iis_cover", np.r_[wpos, wneg])
 
     def proven() -> bool:
         # exact for integer weights; otherwise relative to the value itself (weights may

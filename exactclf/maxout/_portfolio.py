@@ -250,11 +250,14 @@ class MaxoutSearch:
         self._record(name, started, out is True)
         return out
 
-    def _record(self, name: str, started: float, interrupted: bool) -> None:
-        """The trace's row of a stage that started at ``started`` and ends now."""
+    def _record(self, name: str, started: float, interrupted: bool = False) -> None:
+        """The trace's row of a stage that started at ``started`` and ends now
+        (``interrupted``: Ctrl-C stopped it, as the stage says or a network records)."""
         trace = self.settings.trace
         if trace is None:
             return
+        interrupted = interrupted or any(r.stop_reason == StopReason.INTERRUPTED
+                                         for r in self.results.values())
         incumbent = self.incumbent() if self.results else math.inf
         # the class's bound: the weaker polarity's, once both have one
         bound = (min(r.lower for r in self.results.values())
@@ -318,8 +321,7 @@ class MaxoutSearch:
                 res.value, res.planes = seed.value, seed.planes
             self.results[polarity] = res
             self._record(f"{'exact search' if s.method == 'exact' else 'coreset heuristic'}, "
-                         f"polarity {polarity:+d}", started,
-                         res.stop_reason == StopReason.INTERRUPTED)
+                         f"polarity {polarity:+d}", started)
             if res.stop_reason == StopReason.INTERRUPTED:  # Ctrl-C ends the fit, not one polarity
                 break
         return self.results

@@ -25,7 +25,7 @@ from .._certificate import (
     data_fingerprint,
 )
 from .._fit_guard import guarded_fit
-from .._verification._lasso import linear_dichotomies
+from .._verification._lasso import feasible_for_every_pattern
 from .._verification._tolerances import LASSO_RTOL
 from .._warnings import warn
 from ._arrangements import Arrangement, unique_columns
@@ -210,10 +210,13 @@ class _ThresholdNetBase(BaseEstimator):
         met = bool(np.all(gaps <= self.tol * loss0))
         complete = problem.mode == "closed_form" or (problem.mode == "exact"
                                                      and not problem.layers)
-        # points too thin for float64 (see AffineFrame.certifiable), or a pattern that the
-        # float64 enumeration merged away: the bound does not cover every network
-        ties_exact = problem.mode != "exact" or _feasible_for_every_pattern(
-            X, dual[problem.keep], beta)
+        # the float64 enumeration puts points within COPLANAR_RTOL of a plane on it: on a
+        # decimal grid, points collinear in decimals but not in binary are split by patterns
+        # that it merged, so the dual point is checked against the exact enumeration (beyond
+        # its budget the float64 one stands); with points too thin for float64 (see
+        # AffineFrame.certifiable) or such a pattern, the bound does not cover every network
+        ties_exact = problem.mode != "exact" or feasible_for_every_pattern(
+            X, dual[problem.keep], beta) is not False
         every = complete and problem.frame.certifiable and ties_exact
         stop = None
         if not met:
@@ -324,27 +327,6 @@ class _ThresholdNetBase(BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._hidden(X)
 
-
-def _feasible_for_every_pattern(X, dual, beta) -> bool:
-    """Whether the dual point (samples x outputs) is feasible for every arrangement pattern
-    of the inputs ``X`` as exact integer arithmetic enumerates them, where that is
-    affordable (:func:`exactclf._verification._lasso.linear_dichotomies`; beyond its budget
-    the float64 enumeration stands). The float64 enumeration puts points within
-    ``COPLANAR_RTOL`` of a plane on it: points on a decimal grid (steps of 0.1) that are
-    collinear in decimals are not exactly collinear in binary, and the patterns that split
-    them are missing from its dictionary."""
-    U, inverse = np.unique(X, axis=0, return_inverse=True)
-    sums = np.zeros((len(U), dual.shape[1]))
-    np.add.at(sums, inverse.ravel(), dual)
-    patterns = linear_dichotomies(U)
-    if patterns is None:
-        return True
-    norms = np.abs(patterns.T.astype(np.float64) @ sums).max(axis=0)
-    return bool(np.all(norms <= beta * (1.0 + _FEASIBILITY_RTOL)))
-
-
-#: a dual point's excess over beta accepted as rounding (the verifier's own slack)
-_FEASIBILITY_RTOL = 1e-9
 
 _DOC_BETA = """
     beta : float, default=1e-3
