@@ -58,10 +58,10 @@ _COST_RANGE = 1e-6
 #: optimality may not be proven).
 _SOLVER_ATOL, _SOLVER_ATOL_PER_COLUMN = 1e-6, 1e-7
 #: the largest integer cost (in the unit of their greatest common divisor) given to the
-#: solvers as it is: Gurobi 13 has returned a cover 7 % dearer than the optimum as "optimal"
-#: (status OPTIMAL, ObjBound equal to it) on integer costs near 1e12, where HiGHS was right
-#: (``tests/test_iis.py::test_large_integer_weights_give_no_false_bound``); larger integer
-#: costs are scaled by a power of two like other costs, with their relative slack
+#: solvers as it is: on integer costs many orders of magnitude above their tolerances a MIP
+#: solver's "optimal" status and dual bound are not reliable (the case that
+#: ``tests/test_iis.py::test_large_integer_weights_give_no_false_bound`` pins); larger
+#: integer costs are scaled by a power of two like other costs, with their relative slack
 _MAX_INTEGER_COST = 2.0**20
 #: HiGHS's ``mip_max_improving_sols`` when the MIP is solved to optimality (its default)
 _ALL_SOLUTIONS = 2**31 - 1
