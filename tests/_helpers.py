@@ -185,7 +185,7 @@ def pair_cover_fit():
 
     from exactclf import DeepICEMaxoutClassifier
     from exactclf._base import validate_binary
-    from exactclf.linear._local_cover import local_cover_bound
+    from exactclf._zero_one._local_cover import local_cover_bound
     from exactclf.maxout._cliques import clique_cover_bound
     from exactclf.maxout._portfolio import CoverProof, PolarityResult
 

@@ -13,10 +13,10 @@ import exactclf._backend as backend_module
 from exactclf._backend import CPU, GPU_BREAK_EVEN, REFERENCE, gpu_pays, resolve_device
 from exactclf._base import merge_duplicates
 from exactclf._geometry import COPLANAR_RTOL, affine_frame
+from exactclf._zero_one._kernels_array import ice_scan_array
+from exactclf._zero_one._kernels_cpu import ice_scan_cpu
+from exactclf._zero_one._min01 import _Problem, solve_min01
 from exactclf.datasets import load_caesarian, load_haberman, load_voicepath
-from exactclf.linear._kernels_array import ice_scan_array
-from exactclf.linear._kernels_cpu import ice_scan_cpu
-from exactclf.linear._min01 import _Problem, solve_min01
 
 
 def test_resolve_device():

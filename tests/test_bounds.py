@@ -5,15 +5,15 @@ import pytest
 from _helpers import brute_force_min01, ctrl_c_after_first, random_instance
 
 from exactclf._partition import error_blocks
-from exactclf.linear import _bounds
-from exactclf.linear._bounds import (
+from exactclf._zero_one import _bounds
+from exactclf._zero_one._bounds import (
     conflict_bound,
     cover_bound,
     lower_bound,
     partition_bound,
 )
-from exactclf.linear._iis import IISOracle
-from exactclf.linear._min01 import solve_min01
+from exactclf._zero_one._iis import IISOracle
+from exactclf._zero_one._min01 import solve_min01
 
 KINDS = ["gaussian", "grid", "collinear", "flat"]
 

@@ -14,8 +14,8 @@ from exactclf import ICEClassifier
 from exactclf._geometry import THIN_POINTS, affine_frame
 from exactclf._verification import verify
 from exactclf._verification._iis import cover_minimum
+from exactclf._zero_one._iis import IISCoverSolver, farkas_multipliers, iis_witness
 from exactclf.datasets import load_caesarian, load_cryotherapy
-from exactclf.linear._iis import IISCoverSolver, farkas_multipliers, iis_witness
 
 
 def _with_witness(cert, iis):

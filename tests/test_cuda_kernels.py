@@ -17,9 +17,9 @@ from exactclf._backend import CPU, Backend
 from exactclf._base import merge_duplicates
 from exactclf._combinatorics import n_combinations, unrank_combination
 from exactclf._geometry import COPLANAR_RTOL, affine_frame, leaf_sides
-from exactclf.linear import _kernels_cuda
-from exactclf.linear._kernels_cpu import ice_scan_cpu
-from exactclf.linear._min01 import _Problem, solve_min01
+from exactclf._zero_one import _kernels_cuda
+from exactclf._zero_one._kernels_cpu import ice_scan_cpu
+from exactclf._zero_one._min01 import _Problem, solve_min01
 from exactclf.maxout import _exact
 from exactclf.maxout import _kernels_cuda as _union_cuda
 from exactclf.maxout._kernels_cpu import union_search_cpu

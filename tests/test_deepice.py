@@ -22,8 +22,8 @@ from exactclf._backend import REFERENCE
 from exactclf._base import validate_binary
 from exactclf._dichotomies import dichotomies, dominant_dichotomies
 from exactclf._separator import UNREALIZABLE_MARGIN, UnrealizableLabeling
+from exactclf._zero_one import _min01
 from exactclf.datasets import load_deepice_caesarian, load_voicepath
-from exactclf.linear import _min01
 from exactclf.maxout import _deepice, _exact, _portfolio
 from exactclf.maxout._coreset import CoresetResult, realize_on
 from exactclf.maxout._exact import exact_union, realize_union, union_errors, union_on

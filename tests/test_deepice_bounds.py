@@ -18,8 +18,8 @@ from exactclf import DeepICEMaxoutClassifier, _resources
 from exactclf._base import merge_duplicates
 from exactclf._partition import error_blocks, level_blocks
 from exactclf._search import ChunkResult, run_search
-from exactclf.linear._bounds import LowerBound
-from exactclf.linear._local_cover import LocalCoverBound, local_cover_bound
+from exactclf._zero_one._bounds import LowerBound
+from exactclf._zero_one._local_cover import LocalCoverBound, local_cover_bound
 from exactclf.maxout import _bounds, _coreset, _deepice, _exact, _portfolio
 from exactclf.maxout._bounds import level_rows, partition_bound, spatial_blocks
 from exactclf.maxout._cliques import clique_cover_bound

@@ -180,7 +180,7 @@ def test_ice_beyond_the_exact_range_certificates_hold(monkeypatch, gen, seed, n,
     """The path of large data (local search, local IIS cover, random partitions, then the
     enumeration in the time left) forced onto small awkward data: the bounds it proves on
     the way must hold against brute force."""
-    from exactclf.linear import _portfolio
+    from exactclf._zero_one import _portfolio
 
     monkeypatch.setattr(_portfolio, "_LOCAL_FROM_SECONDS", 0.0)
     monkeypatch.setattr(_portfolio, "worth_searching", lambda n, dim: True)

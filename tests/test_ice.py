@@ -19,8 +19,8 @@ from exactclf import ICEClassifier
 from exactclf._backend import gpu_available
 from exactclf._base import merge_duplicates
 from exactclf._verification import verify
+from exactclf._zero_one._min01 import solve_min01
 from exactclf.datasets import load_caesarian, load_cryotherapy, load_haberman, load_voicepath
-from exactclf.linear._min01 import solve_min01
 
 
 def _errors(clf, X, y, sample_weight=None):
@@ -377,7 +377,7 @@ def test_iis_cover_and_enumeration_match_brute_force_on_degenerate_weighted_data
 
 def _short_iis_runs(monkeypatch):
     """IIS cover runs cut to nothing: the IIS cover can never finish a proof."""
-    from exactclf.linear._iis import IISCoverSolver
+    from exactclf._zero_one._iis import IISCoverSolver
 
     run, calls = IISCoverSolver.run, []
 
@@ -392,8 +392,8 @@ def _short_iis_runs(monkeypatch):
 def test_auto_switches_from_the_iis_cover_to_the_enumeration_keeping_its_bound(monkeypatch):
     # the IIS cover first (as from D = 5), but it cannot finish: the enumeration, restarted
     # with doubling slices, completes the proof
-    monkeypatch.setattr("exactclf.linear._portfolio._IIS_FIRST_DIM", 2)
-    monkeypatch.setattr("exactclf.linear._portfolio._MIN_SLICE", 0.0)
+    monkeypatch.setattr("exactclf._zero_one._portfolio._IIS_FIRST_DIM", 2)
+    monkeypatch.setattr("exactclf._zero_one._portfolio._MIN_SLICE", 0.0)
     calls = _short_iis_runs(monkeypatch)
     X, y = load_voicepath(return_X_y=True)
     clf = ICEClassifier(device="cpu").fit(X, y)
@@ -410,7 +410,7 @@ def test_auto_switches_from_the_iis_cover_to_the_enumeration_keeping_its_bound(m
 
 def test_auto_switches_from_the_enumeration_to_the_iis_cover(monkeypatch):
     # the enumeration first (D < 5), but it cannot finish: the IIS cover proves the optimum
-    from exactclf.linear import _portfolio
+    from exactclf._zero_one import _portfolio
 
     solve_min01, calls = _portfolio.solve_min01, []
 
@@ -437,7 +437,7 @@ def test_high_dimension_gives_the_milp_a_turn_for_incumbents(monkeypatch, capsys
     the big-M MILP, whose plane becomes the incumbent: here the MILP turn returns the
     optimal labeling and the cover's runs are too short to find anything, so the fit must
     return the optimum, with a bound proven by other means (never the MILP's)."""
-    from exactclf.linear import _portfolio
+    from exactclf._zero_one import _portfolio
 
     monkeypatch.setattr(_portfolio, "_HIGH_DIM", 2)
     monkeypatch.setattr(_portfolio, "_MILP_TURN_SECONDS", 1e-3)
@@ -491,10 +491,10 @@ def test_every_path_is_certified_against_brute_force(monkeypatch, method, seed, 
     slices so short that both paths alternate many times, and the big-M MILP's turn
     inside the cover's first one."""
     if method == "interleaved":
-        monkeypatch.setattr("exactclf.linear._portfolio._IIS_FIRST_DIM", 1)
-        monkeypatch.setattr("exactclf.linear._portfolio._MIN_SLICE", 0.0)
-        monkeypatch.setattr("exactclf.linear._portfolio._HIGH_DIM", 1)
-        monkeypatch.setattr("exactclf.linear._portfolio._MILP_TURN_SECONDS", 1e-3)
+        monkeypatch.setattr("exactclf._zero_one._portfolio._IIS_FIRST_DIM", 1)
+        monkeypatch.setattr("exactclf._zero_one._portfolio._MIN_SLICE", 0.0)
+        monkeypatch.setattr("exactclf._zero_one._portfolio._HIGH_DIM", 1)
+        monkeypatch.setattr("exactclf._zero_one._portfolio._MILP_TURN_SECONDS", 1e-3)
         method = "auto"
     rng = np.random.default_rng(1000 * seed + len(kind))
     Z, wpos, wneg = random_instance(rng, kind, int(rng.integers(2, 10)),
@@ -540,7 +540,7 @@ def test_every_path_agrees_with_the_others_beyond_brute_force(seed, kind):
 
 
 def test_interrupt_during_the_iis_cover_returns_the_best_model_so_far(monkeypatch):
-    from exactclf.linear._iis import IISOracle
+    from exactclf._zero_one._iis import IISOracle
 
     def interrupted(self, keep, objective):
         raise KeyboardInterrupt
@@ -593,8 +593,8 @@ def test_one_unit_networks_in_the_users_features_give_realizable_labelings():
     and the best incumbent is the best of them. Features near overflow keep the frame only."""
     from exactclf._geometry import affine_frame
     from exactclf._separator import max_margin_separator
-    from exactclf.linear._incumbent import best_incumbent, one_unit_networks
-    from exactclf.linear._min01 import labeling_errors
+    from exactclf._zero_one._incumbent import best_incumbent, one_unit_networks
+    from exactclf._zero_one._min01 import labeling_errors
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3)) @ np.array([[1.0, 0.9, 0.0], [0.0, 0.3, 0.0], [0, 0, 2]])
@@ -621,8 +621,8 @@ def test_best_offset_is_the_best_threshold(seed):
     """:func:`best_offset` against every threshold tried by brute force (between and
     outside the distinct values), with ties in the scores, weights, and points with both
     labels: the fewest weighted errors, never splitting a tie."""
-    from exactclf.linear._incumbent import best_offset
-    from exactclf.linear._min01 import labeling_errors
+    from exactclf._zero_one._incumbent import best_offset
+    from exactclf._zero_one._min01 import labeling_errors
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 30))

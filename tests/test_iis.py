@@ -7,9 +7,9 @@ import pytest
 from _helpers import brute_force_min01, hide_module, random_instance, strictly_separable
 
 from exactclf._certificate import StopReason
-from exactclf.linear import _iis
-from exactclf.linear._cover import BOUND_RTOL, CoverModel
-from exactclf.linear._iis import (
+from exactclf._zero_one import _iis
+from exactclf._zero_one._cover import BOUND_RTOL, CoverModel
+from exactclf._zero_one._iis import (
     IISCoverSolver,
     IISOracle,
     exact_gordan_support,
@@ -17,7 +17,7 @@ from exactclf.linear._iis import (
     near_gordan_support,
     solve_iis_cover,
 )
-from exactclf.linear._min01 import labeling_errors, solve_min01
+from exactclf._zero_one._min01 import labeling_errors, solve_min01
 
 KINDS = ["gaussian", "grid", "collinear", "flat"]
 #: the cover master's solvers; gurobipy is a test dependency (its pip licence takes these)
@@ -487,7 +487,7 @@ def test_a_numerical_stop_of_the_cover_hands_the_time_left_to_the_milp(monkeypat
     after 252-268 s), and the fit keeps the better labeling with a certificate that
     verifies."""
     from exactclf import ICEClassifier, verify
-    from exactclf.linear import _portfolio
+    from exactclf._zero_one import _portfolio
 
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(60, 9)).astype(float)
@@ -655,7 +655,7 @@ def test_gurobi_refusal_replays_the_cover_on_highs(monkeypatch):
     """A licence refusal moves the cover rows, the floor and the ceiling to HiGHS; the
     answers are then those of a HiGHS model of the same rows."""
     from exactclf._gurobi import GurobiLicenceError, SolverFallbackWarning
-    from exactclf.linear import _cover
+    from exactclf._zero_one import _cover
 
     rng = np.random.default_rng(3)
     n = 12
@@ -721,7 +721,7 @@ def test_auto_master_falls_back_quietly_on_a_licence_refusal(monkeypatch):
     import warnings
 
     from exactclf._gurobi import GurobiLicenceError
-    from exactclf.linear import _cover
+    from exactclf._zero_one import _cover
 
     def refuse(self, *args):
         raise GurobiLicenceError("Model too large for size-limited license")
@@ -762,7 +762,7 @@ def test_ctrl_c_in_a_gurobi_solve_reaches_the_fit():
 def test_interrupted_gurobi_master_returns_the_best_so_far(monkeypatch):
     """Ctrl-C during the Gurobi master: the IIS cover stops with a realized labeling and a
     valid bound (as with HiGHS)."""
-    from exactclf.linear import _cover
+    from exactclf._zero_one import _cover
 
     rng = np.random.default_rng(11)
     Z = rng.normal(size=(60, 4))

@@ -21,10 +21,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 import exactclf._dichotomies as _dichotomies
+import exactclf._zero_one._iis as _iis
+import exactclf._zero_one._min01 as _min01
+import exactclf._zero_one._portfolio as _portfolio
 import exactclf.linear._ice as _ice
-import exactclf.linear._iis as _iis
-import exactclf.linear._min01 as _min01
-import exactclf.linear._portfolio as _portfolio
 import exactclf.maxout._deepice as _deepice
 import exactclf.maxout._exact as _exact
 import exactclf.maxout._portfolio as _maxout_portfolio

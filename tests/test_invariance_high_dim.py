@@ -42,10 +42,10 @@ from sklearn.exceptions import ConvergenceWarning
 
 from exactclf import ICEClassifier, verify
 from exactclf._certificate import Certificate
-from exactclf.linear import _portfolio
-from exactclf.linear._cover import BOUND_RTOL
-from exactclf.linear._iis import IISCoverSolver
-from exactclf.linear._min01 import labeling_errors, majority_labeling
+from exactclf._zero_one import _portfolio
+from exactclf._zero_one._cover import BOUND_RTOL
+from exactclf._zero_one._iis import IISCoverSolver
+from exactclf._zero_one._min01 import labeling_errors, majority_labeling
 
 #: generous: every fit here proves in about a second (the MILP turn comes after twice
 #: min(5 s, a tenth of it), so a fit of the normal path never reaches it)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.svm import LinearSVC
 
-from exactclf.linear._incumbent import annealed_sigmoid, best_offset
-from exactclf.linear._min01 import labeling_errors
+from exactclf._zero_one._incumbent import annealed_sigmoid, best_offset
+from exactclf._zero_one._min01 import labeling_errors
 
 
 def _outliers(seed, n=400):

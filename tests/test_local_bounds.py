@@ -15,11 +15,11 @@ from sklearn.exceptions import ConvergenceWarning
 from exactclf import DeepICEMaxoutClassifier, ICEClassifier
 from exactclf._certificate import StopReason
 from exactclf._separator import max_margin_separator
-from exactclf.linear import _local_search, _portfolio
-from exactclf.linear._iis import farkas_multipliers
-from exactclf.linear._local_cover import local_cover_bound
-from exactclf.linear._local_search import improve_incumbent, worth_searching
-from exactclf.linear._min01 import labeling_errors, solve_min01
+from exactclf._zero_one import _local_search, _portfolio
+from exactclf._zero_one._iis import farkas_multipliers
+from exactclf._zero_one._local_cover import local_cover_bound
+from exactclf._zero_one._local_search import improve_incumbent, worth_searching
+from exactclf._zero_one._min01 import labeling_errors, solve_min01
 
 KINDS = ["gaussian", "grid", "collinear", "flat"]
 
@@ -217,7 +217,7 @@ def test_portfolio_beyond_the_addressable_ranks_runs_the_iis_cover_alone():
 def test_ctrl_c_keeps_the_iiss_of_the_bound_it_returns(monkeypatch):
     """Ctrl-C after the first LP: the bound returned comes with the IISs it rests on (an
     ICE certificate built on it must verify)."""
-    from exactclf.linear import _local_cover
+    from exactclf._zero_one import _local_cover
 
     rng = np.random.default_rng(2)
     Z = rng.normal(size=(200, 2))
@@ -476,19 +476,26 @@ def test_a_run_that_stops_improving_hands_its_time_to_the_next_start(monkeypatch
 
 
 def test_beyond_the_exact_range_the_local_search_starts_from_every_incumbent(monkeypatch):
-    """Issue 26 item 1: the portfolio's model is no worse than any incumbent it had (the
-    surrogates, the networks, the MILP), and the local search starts from each distinct one,
+    """The portfolio's model is no worse than any incumbent it had (the surrogates, the
+    networks, the MILP: one stage each), and the local search starts from each distinct one,
     the best first."""
     rng = np.random.default_rng(1)
     Z = rng.normal(size=(3000, 5))
     pos = Z @ rng.normal(size=5) + rng.normal(size=3000) > 0
     wpos, wneg = pos * 1.0, ~pos * 1.0
     real_candidates, real_search, seen = (_portfolio.incumbent_candidates,
-                                          _portfolio.improve_from_starts, {})
+                                          _portfolio.improve_from_starts, {"stages": []})
 
     def candidates(*args, **kwargs):
-        seen["candidates"], interrupted = real_candidates(*args, **kwargs)
-        return seen["candidates"], interrupted
+        cands, interrupted = real_candidates(*args, **kwargs)
+        seen["stages"].append(cands)
+        # every stage's labelings, in the order tried; repeats left out, fewest errors first
+        seen["candidates"] = []
+        for cand in sorted((c for stage in seen["stages"] for c in stage),
+                           key=lambda c: c[2]):
+            if not any(np.array_equal(cand[1], q) for _, q, _ in seen["candidates"]):
+                seen["candidates"].append(cand)
+        return cands, interrupted
 
     def search(Z, wpos, wneg, starts, **kwargs):
         seen["starts"] = starts
@@ -498,7 +505,7 @@ def test_beyond_the_exact_range_the_local_search_starts_from_every_incumbent(mon
     monkeypatch.setattr(_portfolio, "improve_from_starts", search)
     res = _portfolio.solve_portfolio(Z, Z, wpos, wneg, time_limit=6.0)
     errors = [e for _, _, e in seen["candidates"]]
-    assert len(errors) >= 3 and errors == sorted(errors)
+    assert len(seen["stages"]) == 3 and len(errors) >= 3
     assert [s for s, _ in seen["starts"]] == [s for s, _, _ in seen["candidates"]]
     assert res.value <= errors[0] and res.value == labeling_errors(res.positive, wpos, wneg)
     for i, (_, p, _) in enumerate(seen["candidates"]):  # distinct labelings
@@ -509,7 +516,7 @@ def test_an_iis_cover_that_proves_nothing_leaves_the_quick_bound_its_reserve(mon
     """The enumeration and the IIS cover share the budget and both stop before a bound above
     the conflicting duplicates: the quick bound still runs, in the share reserved for it up
     front (the IIS cover's own turn no longer takes that reserve)."""
-    from exactclf.linear._iis import IISCoverSolver
+    from exactclf._zero_one._iis import IISCoverSolver
 
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(300, 3))

@@ -8,8 +8,8 @@ from _helpers import brute_force_min01, random_instance, strictly_separable
 
 from exactclf._backend import REFERENCE
 from exactclf._search import Candidate, ChunkResult, run_search
-from exactclf.linear._milp import bigm_milp
-from exactclf.linear._min01 import labeling_errors, solve_min01
+from exactclf._zero_one._milp import bigm_milp
+from exactclf._zero_one._min01 import labeling_errors, solve_min01
 
 KINDS = ["gaussian", "grid", "collinear", "flat"]
 
@@ -209,7 +209,7 @@ def _grid_instance():
 def test_interrupt_inside_a_nested_search_stops_the_whole_search(monkeypatch):
     """Ctrl-C landing in a degenerate plane's sub-search must not be swallowed by it: the
     outer search stops, warns, and reports itself incomplete."""
-    from exactclf.linear import _min01
+    from exactclf._zero_one import _min01
 
     Z, wpos, wneg = _grid_instance()
     scan = _min01._Problem.scan
@@ -232,7 +232,7 @@ def test_interrupt_inside_a_nested_search_stops_the_whole_search(monkeypatch):
 
 def test_incomplete_nested_search_makes_the_search_incomplete(monkeypatch):
     """A nested search stopped by the deadline reports it; the deadline is passed down."""
-    from exactclf.linear import _min01
+    from exactclf._zero_one import _min01
 
     Z, wpos, wneg = _grid_instance()
     solve = _min01._solve

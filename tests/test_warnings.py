@@ -16,8 +16,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
+import exactclf._zero_one._min01 as _min01
 import exactclf.linear._ice as _ice
-import exactclf.linear._min01 as _min01
 import exactclf.maxout._portfolio as _maxout_portfolio
 import exactclf.mrc._estimator as _mrc
 from exactclf import (

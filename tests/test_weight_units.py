@@ -12,7 +12,7 @@ import pytest
 from _helpers import brute_force_min01
 
 from exactclf import ICEClassifier
-from exactclf.linear._cover import BOUND_RTOL, CoverModel
+from exactclf._zero_one._cover import BOUND_RTOL, CoverModel
 from exactclf.maxout import DeepICEMaxoutClassifier
 from exactclf.mrc import MRCCCG
 from exactclf.threshold import ThresholdNetLasso

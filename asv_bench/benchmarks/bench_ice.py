@@ -8,9 +8,9 @@ from exactclf import ICEClassifier
 from exactclf._backend import CPU
 from exactclf._base import merge_duplicates
 from exactclf._geometry import COPLANAR_RTOL, affine_frame
+from exactclf._zero_one._kernels_cpu import ice_scan_cpu
+from exactclf._zero_one._min01 import _Problem
 from exactclf.datasets import load_dataset
-from exactclf.linear._kernels_cpu import ice_scan_cpu
-from exactclf.linear._min01 import _Problem
 
 
 class ICEFit:

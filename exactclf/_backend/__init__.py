@@ -13,7 +13,7 @@ to beat the same machine's CPU (:func:`gpu_pays`): a GPU search pays a kernel co
 earn back.
 
 This package holds the dispatch only. The kernels live beside the algorithm they serve
-(``linear/_kernels_cpu.py`` and ``linear/_kernels_array.py``, ``maxout/_kernels_cpu.py`` and
+(``_zero_one/_kernels_cpu.py`` and ``_zero_one/_kernels_array.py``, ``maxout/_kernels_cpu.py`` and
 ``maxout/_kernels_array.py``, ``mrc/_kernels.py``), and the algorithm module picks one from the
 :class:`Backend` it is given (``backend.array_generic`` / ``backend.name``, and ``backend.xp``
 for the array module), so nothing here imports an algorithm package.

@@ -74,7 +74,7 @@ def gurobi_errors(X, y, time_limit: float, weight_bound: float = 1e3) -> tuple[i
 def milp_errors(X, y, time_limit: float) -> tuple[int, float, str]:
     """Fit the big-M MILP (|w| <= 1e3) on standardized features; (errors, seconds, status)."""
     from .._base import merge_duplicates
-    from ..linear._milp import bigm_milp
+    from .._zero_one._milp import bigm_milp
 
     t0 = time.perf_counter()
     Z = _standardized(X)

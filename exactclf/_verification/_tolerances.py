@@ -26,7 +26,7 @@ __all__ = [
 #: 1e6 with room)
 ENUMERATION_RTOL = 1e-9
 #: a bound read from HiGHS's (or Gurobi's) MIP dual bound: its absolute tolerances, in the
-#: unit the costs are scaled to, are about 1e-6 of the costs (see ``linear/_cover.py``)
+#: unit the costs are scaled to, are about 1e-6 of the costs (see ``_zero_one/_cover.py``)
 COVER_RTOL = 2e-6
 #: a minimax risk classifier's dual point against ``R(mu)``: the generation's default
 #: ``eps1 = 1e-4`` (row violations) leaves a relative gap of about 1e-3 at most

@@ -28,11 +28,11 @@ from .._separator import UnrealizableLabeling, max_margin_separator
 from .._trace import FitTrace
 from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
-from ._bounds import conflict_bound, lower_bound
-from ._iis import cover_bound, iis_witness
-from ._incumbent import best_incumbent
-from ._min01 import labeling_errors, majority_labeling, search_size
-from ._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
+from .._zero_one._bounds import conflict_bound, lower_bound
+from .._zero_one._iis import cover_bound, iis_witness
+from .._zero_one._incumbent import best_incumbent
+from .._zero_one._min01 import labeling_errors, majority_labeling, search_size
+from .._zero_one._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
 
 __all__ = ["ICEClassifier"]
 
@@ -83,7 +83,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         a portfolio of ``"iis_cover"`` and ``"exact"`` (the IIS cover first from dimension
         5 on, the enumeration first below), alternating on doubling slices of time and
         sharing the best classifier until one proves it optimal (see
-        :func:`exactclf.linear._portfolio.solve_portfolio`); beyond the exact range (the
+        :func:`exactclf._zero_one._portfolio.solve_portfolio`); beyond the exact range (the
         enumeration predicted to outlast the budget on a large instance) the portfolio
         first improves its incumbents by a local search (exact solves of subsets, scored on
         all points; a run from each incumbent, ``n_jobs`` of them at once) and proves a
@@ -423,7 +423,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                            "of exact optima of blocks of the points, each proven by its own "
                            "search")
         return Witness("none", "the quick lower bound keeps no witness: the IISs it rests "
-                       "on are not returned by exactclf.linear._bounds")
+                       "on are not returned by exactclf._zero_one._bounds")
 
     # -- helpers of fit --------------------------------------------------------------------
     def _estimated_seconds(self, total: int) -> float:

@@ -29,7 +29,7 @@ from .._geometry import affine_frame
 from .._partition import error_blocks, solve_blocks, spatial_blocks
 from .._resources import effective_workers, fits_memory
 from .._warnings import warn
-from ..linear._bounds import LowerBound, conflict_bound
+from .._zero_one._bounds import LowerBound, conflict_bound
 from ._exact import exact_union, family_bytes, union_on
 
 __all__ = ["PLANE_RATE", "PartitionBound", "level_rows", "partition_bound", "spatial_blocks"]
@@ -58,7 +58,7 @@ PLANE_RATE = 5e4
 
 @dataclass
 class PartitionBound(LowerBound):
-    """A :class:`~exactclf.linear._bounds.LowerBound` on one polarity's optimum
+    """A :class:`~exactclf._zero_one._bounds.LowerBound` on one polarity's optimum
     (``method``: ``"conflicting duplicates"``, ``"partition"`` or ``"exact"``) with where a
     later call of :func:`partition_bound` goes on: the block size ``size``, the predicted
     seconds of one of its block searches, and the measured seconds of a block search at
@@ -235,6 +235,83 @@ def _partition_sum(Z, want_w, other_w, K, blocks, inside, *, beat, target, deadl
     return sums
 
 
+def _draw_partition(Z, errors, size, rng) -> list:
+    """A random partition of the points into blocks of about ``size`` points: with a
+    network's ``errors`` (or None), half of the time (drawn from ``rng``) balls grown around
+    them (:func:`~exactclf._partition.error_blocks`), else grid cells
+    (:func:`~exactclf._partition.spatial_blocks`)."""
+    if errors is not None and rng.random() < 0.5:
+        return error_blocks(Z, errors, size, rng)
+    return spatial_blocks(Z, size, rng)
+
+
+def _with_partition(best: PartitionBound, blocks, sums: _Sums) -> PartitionBound:
+    """``best`` after the partition ``blocks`` (searched as ``sums``): marked interrupted if
+    the partition was, and replaced by the partition's sum where that is higher, or equal
+    and the exact optimum itself (one block, solved); a hopeless partition sums to -inf."""
+    total = -np.inf if sums.hopeless else float(sum(sums.bounds))
+    best.interrupted = best.interrupted or sums.interrupted
+    whole = len(blocks) == 1 == sums.solved  # the exact optimum itself
+    if total > best.value or (whole and total >= best.value):
+        return PartitionBound(total, "exact" if whole else "partition",
+                              interrupted=best.interrupted)
+    return best
+
+
+@dataclass
+class _BlockSizes:
+    """Where :func:`partition_bound`'s partitions go: the block ``size``, the predicted
+    seconds of one of its block searches (``block_seconds``) and the measured seconds of a
+    block search by size (``timings``), for ``K`` half-spaces, ``n`` points in ``dim``-D and
+    ``workers`` searching blocks in parallel."""
+
+    K: int
+    dim: int
+    n: int
+    workers: int
+    size: int
+    block_seconds: float
+    timings: dict[int, float]
+
+    @classmethod
+    def first(cls, K, dim, n, workers, start, block_size) -> _BlockSizes:
+        """The first partition's sizes: ``block_size`` if given (then not yet timed), else
+        the larger of the default first size and ``start.size``, where ``start`` (a
+        :class:`PartitionBound` or None) also gives the timings known."""
+        size = block_size or max(_first_size(n, dim, K, _FIRST_BLOCK_TUPLES),
+                                 0 if start is None else start.size)
+        block_seconds = math.inf if block_size or start is None else start.block_seconds
+        timings = {} if start is None else dict(start.timings)
+        return cls(K, dim, n, workers, size, block_seconds, timings)
+
+    def update(self, sums: _Sums, started: float, left: float) -> None:
+        """The next partition's sizes after one partition (searched as ``sums``, started at
+        ``started``, a ``time.perf_counter()`` value) with ``left`` seconds left.
+
+        Larger blocks bound better: grow while the next partition is predicted to fit, else
+        try another grid of the same size (a block's time extrapolated from the blocks
+        searched, as a partition stopped by a target or a ceiling searched only some, with
+        the exponent of :func:`_grown_seconds`; a block search stopped by its time shrinks
+        the blocks back; the workers search ``min(workers, searched)`` blocks at a time, and
+        the grown blocks' families must fit in memory together).
+        """
+        K, dim, n, workers, m = self.K, self.dim, self.n, self.workers, self.size
+        grown = min(n, int(m * _GROWTH) + 1)
+        searched = sums.searched
+        if searched and searched == sums.searched_solved:
+            per_block = ((time.perf_counter() - started) * min(workers, searched) / searched)
+            self.timings[m] = per_block
+            at_grown = _grown_seconds(K, dim, self.timings, m, grown)
+            parallel = min(workers, math.ceil(n / grown))
+            if (m < n and _blocks_fit_memory(grown, dim, parallel)
+                    and at_grown * math.ceil(math.ceil(n / grown) / workers) <= left):
+                self.size, self.block_seconds = grown, at_grown
+            else:
+                self.block_seconds = per_block
+        elif searched > sums.searched_solved and left > 0:
+            self.size, self.block_seconds = max(dim + 2, int(m / _GROWTH)), math.inf
+
+
 def partition_bound(
     Z: np.ndarray,
     want_w: np.ndarray,
@@ -298,64 +375,32 @@ def partition_bound(
     if n <= 1 or dim == 0:  # one distinct point (or none): conflicts are the optimum
         best.method = "exact" if n <= 1 else best.method
         return best
-    m = block_size or max(_first_size(n, dim, K, _FIRST_BLOCK_TUPLES),
-                          0 if start is None else start.size)
-    block_seconds = math.inf if block_size or start is None else start.block_seconds
-    timings = {} if start is None else dict(start.timings)
+    sizes = _BlockSizes.first(K, dim, n, effective_workers(n_jobs), start, block_size)
     inside = union_on(Z, planes) if planes else None
     errors = (None if inside is None else
               np.where(inside, other_w, want_w) > np.minimum(want_w, other_w))
-    workers = effective_workers(n_jobs)
     n_partitions = 0
     solved = []  # the blocks proven above their conflicts, with their bounds
     try:
         while True:
             tp = time.perf_counter()
-            if errors is not None and rng.random() < 0.5:
-                blocks = error_blocks(Z, errors, m, rng)
-            else:
-                blocks = spatial_blocks(Z, m, rng)
+            blocks = _draw_partition(Z, errors, sizes.size, rng)
             sums = _partition_sum(
                 Z, want_w, other_w, K, blocks, inside, beat=best.value, target=target,
-                deadline=t0 + time_limit, block_seconds=block_seconds, dim=dim,
+                deadline=t0 + time_limit, block_seconds=sizes.block_seconds, dim=dim,
                 n_jobs=n_jobs)
-            total = -np.inf if sums.hopeless else float(sum(sums.bounds))
             solved.extend((b, v) for b, v, f in zip(blocks, sums.bounds, sums.floor, strict=True)
                           if v > f)
-            best.interrupted = best.interrupted or sums.interrupted
-            whole = len(blocks) == 1 == sums.solved  # the exact optimum itself
-            if total > best.value or (whole and total >= best.value):
-                best = PartitionBound(total, "exact" if whole else "partition",
-                                      interrupted=best.interrupted)
+            best = _with_partition(best, blocks, sums)
             n_partitions += 1
-            # larger blocks bound better: grow while the next partition is predicted to fit,
-            # else try another grid of the same size
-            # (a block's time extrapolated from the blocks searched, as a partition stopped
-            # by a target or a ceiling searched only some, with the exponent of
-            # _grown_seconds; a block search stopped by its time shrinks the blocks back;
-            # the workers search min(workers, searched) blocks at a time, and the grown
-            # blocks' families must fit in memory together)
-            grown = min(n, int(m * _GROWTH) + 1)
-            left = time_limit - (time.perf_counter() - t0)
-            searched = sums.searched
-            if searched and searched == sums.searched_solved:
-                per_block = ((time.perf_counter() - tp) * min(workers, searched) / searched)
-                timings[m] = per_block
-                at_grown = _grown_seconds(K, dim, timings, m, grown)
-                parallel = min(workers, math.ceil(n / grown))
-                if (m < n and _blocks_fit_memory(grown, dim, parallel)
-                        and at_grown * math.ceil(math.ceil(n / grown) / workers) <= left):
-                    m, block_seconds = grown, at_grown
-                else:
-                    block_seconds = per_block
-            elif searched > sums.searched_solved and left > 0:
-                m, block_seconds = max(dim + 2, int(m / _GROWTH)), math.inf
+            sizes.update(sums, tp, time_limit - (time.perf_counter() - t0))
             # where a later call goes on
-            best.size, best.block_seconds, best.timings = m, block_seconds, timings
+            best.size, best.block_seconds, best.timings = (sizes.size, sizes.block_seconds,
+                                                           sizes.timings)
             best.blocks = solved
             if (best.interrupted or best.value >= target or best.method == "exact"
                     or n_partitions == max_partitions
-                    or (len(blocks) == 1 and m >= n)  # the same partition every time
+                    or (len(blocks) == 1 and sizes.size >= n)  # the same partition every time
                     or time.perf_counter() - t0 >= time_limit):
                 return best
     except KeyboardInterrupt:  # between block searches: what is proven stands

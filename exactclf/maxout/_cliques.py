@@ -6,17 +6,17 @@ prefer the union are *blocked* by points ``W`` that prefer the other class when 
 ``[u, v]`` meets the convex hull of ``W``: then ``{u, v}`` against ``W`` is an irreducible
 infeasible subsystem (IIS) of the linear problem (Gordan's multipliers write a convex
 combination of ``u`` and ``v`` as one of ``W``), found and verified exactly as every IIS of
-:mod:`exactclf.linear._iis`. A network that classifies ``u``, ``v`` and ``W`` correctly puts
+:mod:`exactclf._zero_one._iis`. A network that classifies ``u``, ``v`` and ``W`` correctly puts
 ``u`` and ``v`` in different half-spaces: a half-space holding both holds the segment, so a
 point of the hull of ``W``, so a point of ``W``, which the network then puts in the union. So
 K + 1 union points that are pairwise blocked (by ``W_uv`` for each pair), together with every
 ``W_uv``, are never all classified correctly by K half-spaces: an *obstruction* of networks
 of K half-spaces, of which the K-free one of
-:func:`~exactclf.linear._local_cover.local_cover_bound` (one point in the hull of ``W``) is
+:func:`~exactclf._zero_one._local_cover.local_cover_bound` (one point in the hull of ``W``) is
 the case ``u = v``.
 
 Every network errs on at least one point of each obstruction, so the minimum-weight cover of
-any family of them bounds the optimum from below (:class:`~exactclf.linear._cover.CoverModel`,
+any family of them bounds the optimum from below (:class:`~exactclf._zero_one._cover.CoverModel`,
 whose bounds are proven). The family grows by cutting planes: the cover's MIP over the
 obstructions so far, then obstructions among the points its solution keeps, on a sample of
 the union's points (all pairs among them), until none is found or the budget ends.
@@ -30,9 +30,9 @@ from itertools import combinations
 import numpy as np
 
 from .._warnings import warn
-from ..linear._cover import CoverModel
-from ..linear._iis import IISProblem
-from ..linear._local_cover import LocalCoverBound
+from .._zero_one._cover import CoverModel
+from .._zero_one._iis import IISProblem
+from .._zero_one._local_cover import LocalCoverBound
 
 __all__ = ["clique_cover_bound"]
 
@@ -158,7 +158,7 @@ def clique_cover_bound(
         Seconds in all.
     cuts : iterable of arrays of indices into ``Z``, optional
         Obstructions already known (e.g. the K-free ones of
-        :func:`~exactclf.linear._local_cover.local_cover_bound`), each a set of points no
+        :func:`~exactclf._zero_one._local_cover.local_cover_bound`), each a set of points no
         network of K half-spaces classifies all correctly.
     random_state : int, Generator or None
         Seeds the samples of union points and the LP objectives.

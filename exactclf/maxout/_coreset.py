@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._certificate import StopReason
 from .._combinatorics import MAX_RANK
 from .._warnings import warn
-from ..linear._incumbent import best_incumbent
-from ..linear._local_search import improve_incumbent
-from ..linear._min01 import labeling_errors, search_size, solve_min01
+from .._zero_one._incumbent import best_incumbent
+from .._zero_one._local_search import improve_incumbent
+from .._zero_one._min01 import labeling_errors, search_size, solve_min01
 from ._exact import exact_union, realize_union, union_on
 
 __all__ = ["CoresetResult", "coreset_union"]
@@ -128,6 +128,115 @@ def refine(Z, planes, want_w, other_w, *, max_rounds=10, max_candidates=10**7, d
     return planes, value, False
 
 
+@dataclass
+class _CoresetSearch:
+    """The state of :func:`coreset_union` across its passes: the best networks scored on all
+    the points (``heap``, a max-heap on their errors of ``(-value, tie, planes, block)``, at
+    most ``heap_cap`` of them), the unions already scored (``seen``, so that a network
+    found twice takes one place), the counts reported and why the search stopped."""
+
+    Z: np.ndarray
+    want_w: np.ndarray
+    other_w: np.ndarray
+    K: int
+    deadline: float | None
+    heap_cap: int
+    heap: list = field(default_factory=list)
+    seen: set[bytes] = field(default_factory=set)
+    n_eval: int = 0
+    n_blocks: int = 0
+    stop_reason: str | None = None
+
+    def left(self) -> float | None:
+        """Seconds left before the deadline (None without one)."""
+        return None if self.deadline is None else self.deadline - time.perf_counter()
+
+    def out_of_time(self) -> bool:
+        """Whether the deadline has passed: no block solve starts after it."""
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def trim(self) -> None:
+        """Drop the worst networks beyond ``heap_cap``."""
+        while len(self.heap) > self.heap_cap:
+            heapq.heappop(self.heap)
+
+    def consider(self, block) -> float:
+        """Solve ``block`` exactly, score its optimum on all points; returns a proven
+        lower bound on the block's optimum."""
+        Z, want_w, other_w = self.Z, self.want_w, self.other_w
+        res = exact_union(Z[block], want_w[block], other_w[block], self.K,
+                          time_limit=self.left())
+        proven = res.value
+        if not res.complete:
+            proven = float(np.minimum(want_w[block], other_w[block]).sum())
+            self.stop_reason = res.stop_reason or StopReason.TIME_LIMIT
+        self.n_eval += res.n_evaluated
+        self.n_blocks += 1
+        planes = realize_union(Z[block], res.sets, want_w[block], other_w[block])[0]
+        realized = realize_on(Z, planes, want_w, other_w)
+        if realized is None:
+            return proven
+        planes, value = realized
+        key = union_on(Z, planes).tobytes()
+        if key in self.seen:
+            return proven
+        self.seen.add(key)
+        heapq.heappush(self.heap, (-value, self.n_blocks, planes, block))
+        self.trim()
+        return proven
+
+    def solve_pass(self, points, block_size, rng) -> float:
+        """Shuffle ``points`` (in place), split them into blocks of at most ``block_size``
+        and solve the blocks in turn until one stops the search or time runs out; returns
+        the pass's lower bound, the sum of the blocks' proven bounds (a block not solved
+        counts with its conflicting duplicates): the blocks are disjoint, so errors add."""
+        rng.shuffle(points)
+        blocks = np.array_split(points, int(np.ceil(len(points) / block_size)))
+        proven = [float(np.minimum(self.want_w[b], self.other_w[b]).sum()) for b in blocks]
+        for k, block in enumerate(blocks):
+            if self.heap and self.out_of_time():
+                self.stop_reason = StopReason.TIME_LIMIT
+                break
+            proven[k] = self.consider(np.sort(block))
+            if self.stop_reason is not None:
+                break
+        return sum(proven)
+
+    def next_points(self, points, shrink) -> np.ndarray:
+        """The next pass's points: the union of the kept networks' blocks; when that
+        removes few of ``points``, the heap shrinks by ``shrink`` first, so that the point
+        set keeps shrinking."""
+        merged = self._merged()
+        if len(points) - len(merged) < max(2, len(points) // 20):
+            self.heap_cap = max(1, int(self.heap_cap * shrink))
+            self.trim()
+            merged = self._merged()
+        return merged
+
+    def _merged(self) -> np.ndarray:
+        """The points of the kept networks' blocks."""
+        return np.unique(np.concatenate([entry[3] for entry in self.heap]))
+
+    def best_network(self, time_limit) -> tuple[float, list]:
+        """``(value, planes)`` returned: the better constant network if none was scored,
+        the best one scored after Ctrl-C, else the best one refined (:func:`refine`) in
+        what is left of ``time_limit``, at least a tenth of it (Ctrl-C in the refinement
+        sets ``stop_reason``)."""
+        if not self.heap:  # nothing scored yet: the better constant network
+            empty, full = (np.zeros(self.Z.shape[1]), -1.0), (np.zeros(self.Z.shape[1]), 1.0)
+            return min((float(self.want_w.sum()), [empty]), (float(self.other_w.sum()), [full]),
+                       key=lambda entry: entry[0])
+        if self.stop_reason == StopReason.INTERRUPTED:
+            return -max(self.heap)[0], max(self.heap)[2]
+        final = (None if self.deadline is None
+                 else max(self.deadline, time.perf_counter() + time_limit / 10))
+        planes, value, interrupted = refine(self.Z, max(self.heap)[2], self.want_w,
+                                            self.other_w, deadline=final)
+        if interrupted:
+            self.stop_reason = StopReason.INTERRUPTED
+        return value, planes
+
+
 def coreset_union(
     Z: np.ndarray,
     want_w: np.ndarray,
@@ -152,91 +261,27 @@ def coreset_union(
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    n = len(Z)
-    heap: list = []  # (-value, tie, planes, block): a max-heap of the best networks
-    seen: set[bytes] = set()
+    search = _CoresetSearch(Z, want_w, other_w, K, deadline, heap_cap=heap_size)
     lower = float(np.minimum(want_w, other_w).sum())  # conflicting duplicates
-    n_eval = n_blocks = 0
-    stop_reason = None
-
-    def left():
-        return None if deadline is None else deadline - time.perf_counter()
-
-    def consider(block):
-        """Solve ``block`` exactly, score its optimum on all points; returns a proven
-        lower bound on the block's optimum."""
-        nonlocal n_eval, n_blocks, stop_reason
-        res = exact_union(Z[block], want_w[block], other_w[block], K, time_limit=left())
-        proven = res.value
-        if not res.complete:
-            proven = float(np.minimum(want_w[block], other_w[block]).sum())
-            stop_reason = res.stop_reason or StopReason.TIME_LIMIT
-        n_eval += res.n_evaluated
-        n_blocks += 1
-        planes = realize_union(Z[block], res.sets, want_w[block], other_w[block])[0]
-        realized = realize_on(Z, planes, want_w, other_w)
-        if realized is None:
-            return proven
-        planes, value = realized
-        key = union_on(Z, planes).tobytes()
-        if key in seen:
-            return proven
-        seen.add(key)
-        heapq.heappush(heap, (-value, n_blocks, planes, block))
-        while len(heap) > heap_cap:
-            heapq.heappop(heap)
-        return proven
-
-    def out_of_time():
-        return deadline is not None and time.perf_counter() >= deadline
-
-    heap_cap = heap_size
-    points = np.arange(n)
+    points = np.arange(len(Z))
     try:
         for _ in range(max_passes):
-            if len(points) <= stop_size or stop_reason is not None:
+            if len(points) <= stop_size or search.stop_reason is not None:
                 break
-            rng.shuffle(points)
-            blocks = np.array_split(points, int(np.ceil(len(points) / block_size)))
-            # blocks not solved count with their conflicting duplicates
-            proven = [float(np.minimum(want_w[b], other_w[b]).sum()) for b in blocks]
-            for k, block in enumerate(blocks):
-                if heap and out_of_time():
-                    stop_reason = StopReason.TIME_LIMIT
-                    break
-                proven[k] = consider(np.sort(block))
-                if stop_reason is not None:
-                    break
-            lower = max(lower, sum(proven))
-            if stop_reason is not None:
+            lower = max(lower, search.solve_pass(points, block_size, rng))
+            if search.stop_reason is not None:
                 break
-            merged = np.unique(np.concatenate([entry[3] for entry in heap]))
-            if len(points) - len(merged) < max(2, len(points) // 20):
-                heap_cap = max(1, int(heap_cap * shrink))
-                while len(heap) > heap_cap:
-                    heapq.heappop(heap)
-                merged = np.unique(np.concatenate([entry[3] for entry in heap]))
-            points = merged
+            points = search.next_points(points, shrink)
             if verbose:
-                best = -max(heap)[0]
+                best = -max(search.heap)[0]
                 print(f"Deep-ICE coreset: {len(points)} points left, best {best:g} errors, "
                       f"lower bound {lower:g}")
-        if stop_reason is None:
-            lower = max(lower, consider(np.sort(points)))
+        if search.stop_reason is None:
+            lower = max(lower, search.consider(np.sort(points)))
     except KeyboardInterrupt:  # landed between block solves (those catch their own)
-        stop_reason = StopReason.INTERRUPTED
+        search.stop_reason = StopReason.INTERRUPTED
         warn("Deep-ICE coreset interrupted: returning the best network found so far",
              RuntimeWarning)
-    if not heap:  # nothing scored yet: the better constant network
-        empty, full = (np.zeros(Z.shape[1]), -1.0), (np.zeros(Z.shape[1]), 1.0)
-        value, planes = min((float(want_w.sum()), [empty]), (float(other_w.sum()), [full]),
-                            key=lambda entry: entry[0])
-    elif stop_reason == StopReason.INTERRUPTED:
-        value, planes = -max(heap)[0], max(heap)[2]
-    else:
-        final = (None if deadline is None
-                 else max(deadline, time.perf_counter() + time_limit / 10))
-        planes, value, interrupted = refine(Z, max(heap)[2], want_w, other_w, deadline=final)
-        if interrupted:
-            stop_reason = StopReason.INTERRUPTED
-    return CoresetResult(value, planes, lower, n_eval, n_blocks, stop_reason)
+    value, planes = search.best_network(time_limit)
+    return CoresetResult(value, planes, lower, search.n_eval, search.n_blocks,
+                         search.stop_reason)

@@ -28,7 +28,7 @@ from .._fit_guard import guarded_fit
 from .._resources import check_memory, effective_workers
 from .._trace import FitTrace
 from .._warnings import warn
-from ..linear._bounds import conflict_bound
+from .._zero_one._bounds import conflict_bound
 from ._exact import family_bytes, useful_planes
 from ._portfolio import MaxoutSearch, SearchSettings
 from ._witness import cover_witness

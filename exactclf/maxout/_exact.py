@@ -35,7 +35,7 @@ from .._fit_guard import off_main
 from .._geometry import affine_frame
 from .._search import Candidate, ChunkResult, run_search
 from .._separator import UnrealizableLabeling, max_margin_separator
-from ..linear._min01 import solve_min01
+from .._zero_one._min01 import solve_min01
 from ._kernels_array import union_search_array
 from ._kernels_cpu import drop_subsets, pack_columns, search_index, union_search_steps
 
@@ -310,6 +310,14 @@ def prepare_union(U, want_w, other_w, K, max_planes=None, deadline=None) -> Unio
                         search_index(*args[:3]))
 
 
+def _kernel_steps(args) -> int:
+    """Steps of one call of the bitset kernel on its arguments ``args``
+    (:func:`bitset_kernel_args`): about :data:`_STEP_WORDS` word operations, so that each
+    call is short enough for deadlines and interrupts to be honoured between calls."""
+    S, _, _, want_masks, other_masks = args
+    return max(64, _STEP_WORDS // (S.shape[1] * (len(want_masks) + len(other_masks))))
+
+
 @dataclass
 class UnionEstimate:
     """The kernel timed on a sample of first indices: ``seconds`` (serial) to settle every
@@ -339,7 +347,7 @@ def estimate_union(problem: UnionProblem, upper_bound: float, *, n_samples: int 
     n_samples = min(n_samples, n_live)
     edges = np.linspace(0, n_live, n_samples + 1)
     ranks = ((edges[:-1] + edges[1:]) / 2).astype(np.int64)
-    steps = max(64, _STEP_WORDS // (S.shape[1] * (len(want_masks) + len(other_masks))))
+    steps = _kernel_steps(problem.args)
     deadline = time.perf_counter() + time_limit
     times, best, found = [], upper_bound, None
     for r in ranks:
@@ -387,6 +395,104 @@ def _one_half_space(U, want_w, other_w, *, backend, upper_bound, time_limit, n_j
     return UnionResult(value, sets, res.n_candidates, res.complete, res.stop_reason)
 
 
+def _register_search(stop: threading.Event) -> int:
+    """A new token for a search whose stop event is ``stop``: the search's closures may be
+    shipped to other processes (joblib's Dask backend), so they reach the event through
+    the token (:func:`_stop_requested`), not by reference."""
+    token = next(_TOKENS)
+    _ACTIVE[token] = stop
+    return token
+
+
+def _end_search(token: int) -> None:
+    """Mark the search ``token`` ended: its token then maps to the set :data:`_ENDED`, so
+    that workers it left running stop at their next piece; only the last
+    :data:`_ENDED_KEEP` ended searches are remembered, so the registry stays small."""
+    _ACTIVE[token] = _ENDED
+    _ended_tokens.append(token)
+    while len(_ended_tokens) > _ENDED_KEEP:
+        _ACTIVE.pop(_ended_tokens.popleft(), None)
+
+
+def _gpu_search(backend: Backend, problem: UnionProblem):
+    """The CUDA search of ``problem`` when ``backend`` runs on the GPU and the problem fits
+    the CUDA kernel, else None (the search then runs on the array or CPU kernel)."""
+    if not backend.cuda:
+        return None
+    # imported here: numba.cuda is loaded only by searches that run on the GPU
+    from ._kernels_cuda import UnionSearchCuda
+    if UnionSearchCuda.fits(problem.K, problem.args[0].shape[1]):
+        return UnionSearchCuda(problem.args, problem.index, problem.K)
+    return None
+
+
+def _cpu_kernel(problem: UnionProblem, should_stop, interrupted: list):
+    """The bitset kernel as :func:`_chunk_kernel` calls it, in calls of bounded work off
+    the main thread, so that ``should_stop`` is checked often and Ctrl-C never lands in
+    compiled code; a Ctrl-C appends the chunk's best union so far to ``interrupted``
+    before it propagates, so that the search keeps it."""
+    K, index = problem.K, problem.index
+    S, cov, gain, want_masks, other_masks = problem.args
+    steps = _kernel_steps(problem.args)
+
+    def kernel(r0, r1, ub_lt, ub_le):
+        state = np.zeros(K + 1, dtype=np.int64)
+        state[1] = r0
+        best_val, best_idx, n_total = ub_lt, np.full(K, -1, dtype=np.int64), 0
+        try:
+            while state[0] >= 0:
+                val, idx, n_eval = off_main(union_search_steps, S, cov, gain, *index,
+                                            want_masks, other_masks, K, r1, best_val,
+                                            ub_le, state, steps)
+                n_total += n_eval
+                if idx[0] >= 0:
+                    best_val, best_idx = val, idx
+                if state[0] >= 0 and should_stop():
+                    return best_val, best_idx, n_total, int(state[1])
+        except KeyboardInterrupt:  # keep this chunk's best so far, then stop
+            if best_idx[0] >= 0:
+                interrupted.append(Candidate(float(best_val), int(best_idx[0]),
+                                             best_idx.copy()))
+            raise
+        return best_val, best_idx, n_total, r1
+
+    return kernel
+
+
+def _chunk_kernel(problem: UnionProblem, want_w, other_w, backend: Backend, gpu,
+                  should_stop, interrupted: list):
+    """``kernel(r0, r1, ub_lt, ub_le) -> (value, indices, n_evaluated, r_stop)``: the
+    search of the K-tuples of ``problem`` whose first index is in ``[r0, r1)``, on ``gpu``
+    (:func:`_gpu_search`), else on ``backend``'s arrays if it is array-generic, else on the
+    CPU bitset kernel (:func:`_cpu_kernel`); each stops early once ``should_stop()``."""
+    if gpu is not None:
+        def kernel(r0, r1, ub_lt, ub_le):
+            return off_main(gpu.search, r0, r1, ub_lt, ub_le, should_stop)
+        return kernel
+    if backend.array_generic:
+        # cast on the device: the host holds the family as booleans only
+        F = backend.xp.asarray(problem.family).astype(np.float64)
+        K, cover = problem.K, problem.cover
+
+        def kernel(r0, r1, ub_lt, ub_le):
+            return union_search_array(backend.xp, F, cover, want_w, other_w, K, r0, r1,
+                                      ub_lt, ub_le, should_stop)
+        return kernel
+    return _cpu_kernel(problem, should_stop, interrupted)
+
+
+def _best_union(best: Candidate | None, family, want_w, other_w, K) -> tuple[float, np.ndarray]:
+    """The errors and sets of the search's ``best`` candidate (checked against the value
+    the kernel reported), or of the better constant when there is none (nothing below the
+    upper bound, or no chunk ran)."""
+    if best is None:
+        return _better_constant(want_w, other_w, K)
+    sets = family[best.payload]
+    value = union_errors(sets, want_w, other_w)
+    assert value == best.value, (value, best.value)
+    return value, sets
+
+
 def exact_union(
     U: np.ndarray,
     want_w: np.ndarray,
@@ -420,7 +526,7 @@ def exact_union(
     ``lower_bound``: the progress line's ETA and gap (see :func:`run_search`).
 
     For K = 1 (and no ``max_planes``) a union is one realizable subset: the linear
-    enumeration (:func:`~exactclf.linear._min01.solve_min01`) solves it without the
+    enumeration (:func:`~exactclf._zero_one._min01.solve_min01`) solves it without the
     candidate family, whose recursion over the planes through more than D points costs
     seconds per 20 points of discrete features.
     """
@@ -438,62 +544,20 @@ def exact_union(
             # constant, unproven
             value, sets = _better_constant(want_w, other_w, useful_planes(K, len(U)))
             return UnionResult(value, sets, 0, False, StopReason.TIME_LIMIT)
-    K, family, cover, truncated = problem.K, problem.family, problem.cover, problem.truncated
+    K, family, truncated = problem.K, problem.family, problem.truncated
     evaluated, interrupted = [], []
     with _interruptible() as stop:
         if time_limit is not None:
             time_limit = max(time_limit - (time.perf_counter() - t0), 0.0)
-
-        # the closures below may be shipped to other processes (joblib's Dask backend):
-        # they reach the event through a token, not by reference
-        token = next(_TOKENS)
-        _ACTIVE[token] = stop
+        token = _register_search(stop)
         deadline = None if time_limit is None else time.time() + time_limit
 
         def should_stop():
             return _stop_requested(token, deadline)
 
-        gpu = None
-        if backend.cuda:
-            # imported here: numba.cuda is loaded only by searches that run on the GPU
-            from ._kernels_cuda import UnionSearchCuda
-            if UnionSearchCuda.fits(K, problem.args[0].shape[1]):
-                gpu = UnionSearchCuda(problem.args, problem.index, K)
-        if gpu is not None:
-            def kernel(r0, r1, ub_lt, ub_le):
-                return off_main(gpu.search, r0, r1, ub_lt, ub_le, should_stop)
-        elif backend.array_generic:
-            # cast on the device: the host holds the family as booleans only
-            F = backend.xp.asarray(family).astype(np.float64)
-
-            def kernel(r0, r1, ub_lt, ub_le):
-                return union_search_array(backend.xp, F, cover, want_w, other_w, K, r0, r1,
-                                          ub_lt, ub_le, should_stop)
-        else:
-            S, cov, gain, want_masks, other_masks = problem.args
-            index = problem.index
-            steps = max(64, _STEP_WORDS // (S.shape[1] * (len(want_masks) + len(other_masks))))
-
-            def kernel(r0, r1, ub_lt, ub_le):
-                state = np.zeros(K + 1, dtype=np.int64)
-                state[1] = r0
-                best_val, best_idx, n_total = ub_lt, np.full(K, -1, dtype=np.int64), 0
-                try:
-                    while state[0] >= 0:
-                        val, idx, n_eval = off_main(union_search_steps, S, cov, gain, *index,
-                                                    want_masks, other_masks, K, r1, best_val,
-                                                    ub_le, state, steps)
-                        n_total += n_eval
-                        if idx[0] >= 0:
-                            best_val, best_idx = val, idx
-                        if state[0] >= 0 and should_stop():
-                            return best_val, best_idx, n_total, int(state[1])
-                except KeyboardInterrupt:  # keep this chunk's best so far, then stop
-                    if best_idx[0] >= 0:
-                        interrupted.append(Candidate(float(best_val), int(best_idx[0]),
-                                                     best_idx.copy()))
-                    raise
-                return best_val, best_idx, n_total, r1
+        gpu = _gpu_search(backend, problem)
+        kernel = _chunk_kernel(problem, want_w, other_w, backend, gpu, should_stop,
+                               interrupted)
 
         def scan(r0, r1, ub_lt, ub_le):
             val, idx, n_eval, r_stop = kernel(r0, r1, ub_lt, ub_le)
@@ -511,16 +575,8 @@ def exact_union(
                              chunk_size=64 if gpu is None else _GPU_FIRST_CHUNK,
                              lower_bound=lower_bound, work=work)
         finally:
-            _ACTIVE[token] = _ENDED
-            _ended_tokens.append(token)
-            while len(_ended_tokens) > _ENDED_KEEP:
-                _ACTIVE.pop(_ended_tokens.popleft(), None)
+            _end_search(token)
     out.best = min([c for c in [out.best] if c is not None] + interrupted, default=None)
-    if out.best is None:  # nothing below upper_bound, or no chunk ran: the best constant
-        value, sets = _better_constant(want_w, other_w, K)
-    else:
-        sets = family[out.best.payload]
-        value = union_errors(sets, want_w, other_w)
-        assert value == out.best.value, (value, out.best.value)
+    value, sets = _best_union(out.best, family, want_w, other_w, K)
     return UnionResult(value, sets, int(sum(evaluated)), out.complete and not truncated,
                        out.stop_reason or (StopReason.MAX_CANDIDATES if truncated else None))

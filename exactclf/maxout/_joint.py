@@ -6,7 +6,7 @@ the union's class and of the other class at each distinct point). Every network 
 the point the class of the smaller weight (``x_i = 1``): its errors are
 ``sum_i min(want_i, other_i) + c.x``. Two kinds of proven facts constrain ``x``:
 
-- an *obstruction* ``T`` (:func:`~exactclf.linear._local_cover.local_cover_bound`,
+- an *obstruction* ``T`` (:func:`~exactclf._zero_one._local_cover.local_cover_bound`,
   :func:`~._cliques.clique_cover_bound`) is never classified all correctly:
   ``sum_{i in T} x_i >= 1``;
 - a *block* ``B`` whose exact optimum is at least ``v_B`` (a block of a partition bound,
@@ -14,7 +14,7 @@ the point the class of the smaller weight (``x_i = 1``): its errors are
   ``sum_{i in B} c_i x_i >= v_B - sum_{i in B} min(want_i, other_i)``.
 
 The least ``c.x`` over binary ``x`` meeting both kinds of rows is at most any network's, so
-the MIP's dual bound (:class:`~exactclf.linear._cover.CoverModel`, whose bounds are proven)
+the MIP's dual bound (:class:`~exactclf._zero_one._cover.CoverModel`, whose bounds are proven)
 bounds the polarity's optimum from below. It is at least the obstruction cover's bound and
 every partition's sum (the rows of either alone are a subset), and more where they bind
 different points: a block counts errors that no obstruction found there sees, and an
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._warnings import warn
-from ..linear._cover import CoverModel
-from ..linear._local_cover import LocalCoverBound
+from .._zero_one._cover import CoverModel
+from .._zero_one._local_cover import LocalCoverBound
 
 __all__ = ["JointRows", "joint_cover_bound"]
 
@@ -40,7 +40,7 @@ class JointRows:
     """The rows of one polarity's joint cover, as its bounds prove them: obstructions
     (``cuts``, each once) and blocks with their bounds (``blocks``); the IISs of the
     obstructions that are not one IIS (``relations``, see
-    :class:`~exactclf.linear._local_cover.LocalCoverBound`)."""
+    :class:`~exactclf._zero_one._local_cover.LocalCoverBound`)."""
 
     cuts: dict = field(default_factory=dict)
     blocks: list = field(default_factory=list)

@@ -16,7 +16,7 @@ for one prefix, the candidates of equal cover by decreasing gain, so it stops at
 one whose gain cannot close the gap (:func:`search_index`), and a weighted count stops at the
 first word that proves a union errs too much. Chunks are ranges of
 ``i_1``; ties go to the lexicographically first tuple, with the same ``ub_lt`` / ``ub_le``
-semantics as :mod:`exactclf.linear._kernels_cpu`.
+semantics as :mod:`exactclf._zero_one._kernels_cpu`.
 """
 
 from __future__ import annotations

@@ -41,11 +41,12 @@ from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._partition import level_blocks
 from .._resources import fits_memory
+from .._stages import Stage, enabled
 from .._trace import FitTrace
 from .._warnings import warn
-from ..linear._bounds import conflict_bound
-from ..linear._local_cover import local_cover_bound
-from ..linear._portfolio import solve_portfolio
+from .._zero_one._bounds import conflict_bound
+from .._zero_one._local_cover import local_cover_bound
+from .._zero_one._portfolio import solve_portfolio
 from ._bounds import PLANE_RATE, PartitionBound, level_rows, partition_bound
 from ._cliques import clique_cover_bound
 from ._coreset import coreset_union, realize_on, refine
@@ -288,8 +289,8 @@ class MaxoutSearch:
         s, searches = self.settings, self.searches
         seeds: dict[int, PolarityResult] = {}
         if (s.method == "exact" and self.K > 1 and len(searches) == 2
-                and len(self.Z) > 2 * s.coreset_size):
-            seeds = self._stage("coreset seeds", self._seed_polarities)
+                and len(self.Z) > 2 * s.coreset_size and enabled(Stage.POLARITY_SEEDS)):
+            seeds = self._stage(Stage.POLARITY_SEEDS, self._seed_polarities)
             if any(r.stop_reason == StopReason.INTERRUPTED for r in seeds.values()):
                 self.results = seeds  # Ctrl-C: the heuristic's networks and bounds
                 return seeds
@@ -320,8 +321,8 @@ class MaxoutSearch:
             if seed is not None and seed.value < res.value:  # the search stopped early
                 res.value, res.planes = seed.value, seed.planes
             self.results[polarity] = res
-            self._record(f"{'exact search' if s.method == 'exact' else 'coreset heuristic'}, "
-                         f"polarity {polarity:+d}", started)
+            self._record(Stage.EXACT_SEARCH if s.method == "exact" else Stage.HEURISTIC,
+                         started)
             if res.stop_reason == StopReason.INTERRUPTED:  # Ctrl-C ends the fit, not one polarity
                 break
         return self.results
@@ -378,12 +379,13 @@ class MaxoutSearch:
         the budget is spent; what time is left improves the bounds of the polarities still
         open, then their networks (:meth:`_search_more`)."""
         try:
-            linear = self.linear = self._stage("linear seed", self._linear_seed)
-            if linear is None or self._stage("heuristics", self._heuristics, linear):
+            linear = self.linear = self._stage(Stage.LINEAR_SEED, self._linear_seed)
+            if (linear is None or self._stage(Stage.HEURISTIC, self._heuristics, linear)
+                    or self._refine_best(linear)):
                 return self.results
             # the better polarity first: the other then only has to be ruled out
             order = self._best_first()
-            if self._prove(order) or self._stage("more search", self._search_more, order):
+            if self._prove(order) or self._stage(Stage.MORE_SEARCH, self._search_more, order):
                 return self.results
         except KeyboardInterrupt:  # between the phases (each phase stops by itself)
             if not self.results:
@@ -436,13 +438,9 @@ class MaxoutSearch:
         return positive if polarity == self.searches[0][0] else ~positive
 
     def _heuristics(self, linear) -> bool:
-        """For each polarity the coreset heuristic's network; for K = 1 the linear seed
-        itself with its proven bound. For K >= 2 the polarity whose network errs least is
-        then refined: the local search that grows the linear seed's plane into K half-spaces
-        (never worse than that plane), and the smooth surrogate's starts. The others' networks
-        are refined after the bounds, in the time they leave (:meth:`_search_more`): a
-        polarity's networks matter only where they beat the best one, and its bound only
-        where it is the fit's. True if Ctrl-C stopped them."""
+        """For each polarity the coreset heuristic's network (the linear seed's plane where
+        the heuristic is ablated); for K = 1 the linear seed itself with its proven bound.
+        True if Ctrl-C stopped them."""
         for k, (polarity, want_w, other_w) in enumerate(self.searches):
             if k and self.K > 1:  # a later polarity may be ruled out before its networks
                 ruled_out = self._ruled_out(polarity, self._side(linear.positive, polarity))
@@ -453,7 +451,9 @@ class MaxoutSearch:
             prior = self.results.get(polarity)  # from _ruled_out: its bound stands
             res = self.results[polarity] = self.settings.coreset(
                 self.Z, want_w, other_w, self.K,
-                max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3))
+                max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3)
+            ) if enabled(Stage.HEURISTIC) else self._plane_result(
+                polarity, self._side(linear.positive, polarity))
             if prior is not None:  # what its cover proved stays, rows of its joint cover
                 res.rows = prior.rows
                 if prior.lower > res.lower:
@@ -468,16 +468,27 @@ class MaxoutSearch:
                 lower, how, proof = _linear_bound(linear)
                 if lower > res.lower:
                     res.lower, res.bound_method, res.proof = lower, how, proof
+        return False
+
+    def _refine_best(self, linear) -> bool:
+        """For K >= 2, the network of the polarity that errs least, refined: the local
+        search that grows the linear seed's plane into K half-spaces (never worse than that
+        plane), and the smooth surrogate's starts. The others' networks are refined after
+        the bounds, in the time they leave (:meth:`_search_more`): a polarity's networks
+        matter only where they beat the best one, and its bound only where it is the fit's.
+        True if Ctrl-C stopped them."""
         if self.K == 1:
             return False
         polarity = self._best_first()[0]
         res = self.results[polarity]
-        if self._grow(self._side(linear.positive, polarity), polarity,
-                      min(_GROW_SHARE * self.budget, self.left())):
+        if enabled(Stage.GROW) and self._stage(
+                Stage.GROW, self._grow, self._side(linear.positive, polarity), polarity,
+                min(_GROW_SHARE * self.budget, self.left())):
             return True
         self.say(f"polarity {polarity:+d}: grown from the linear seed, {res.value:g} errors")
-        if self._surrogates(polarity, min(_SURROGATE_SHARE * self.budget, self.left()),
-                            _SURROGATE_STARTS):
+        if enabled(Stage.SURROGATE) and self._stage(
+                Stage.SURROGATE, self._surrogates, polarity,
+                min(_SURROGATE_SHARE * self.budget, self.left()), _SURROGATE_STARTS):
             return True
         self.say(f"polarity {polarity:+d}: refined from the smooth surrogate, {res.value:g} "
                  "errors")
@@ -509,25 +520,25 @@ class MaxoutSearch:
         # proves at once what partitions of small blocks never reach)
         cheap = planes / PLANE_RATE <= _CHEAP_SHARE * self.budget
         before = {p: self.results[p].lower for p in order}
-        if self._stage("obstruction covers", self._obstructions, order,
+        if self._stage(Stage.OBSTRUCTION_COVER, self._obstructions, order,
                        min(_OBSTRUCTION_SHARE * self.budget, _OBSTRUCTION_SECONDS),
                        min(_PAIR_SHARE * self.budget, _PAIR_SECONDS)):
             return True
         for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
             if phase == "bounds":
                 # level blocks first; the joint cover that joins them keeps its share
-                if self._stage("level blocks", self._levels, order,
+                if self._stage(Stage.LEVEL_BLOCKS, self._levels, order,
                                min(time.perf_counter() + _LEVEL_SHARE * self.budget,
                                    self.deadline - _JOINT_SHARE * self.budget)):
                     return True
-                if self._stage("partition bounds", self._bounds, order,
+                if self._stage(Stage.PARTITION_BOUNDS, self._bounds, order,
                                self.t0 + _BOUND_SHARE * self.budget, self.settings.seed):
                     return True
                 continue
-            for p in order if self.K > 1 else ():
+            for p in order if self.K > 1 and enabled(Stage.EXACT_SEARCH) else ():
                 if self.results[p].lower >= self.incumbent() or self.left() <= 0:
                     continue
-                if self._stage(f"exact search, polarity {p:+d}", self._exact_phase, p,
+                if self._stage(Stage.EXACT_SEARCH, self._exact_phase, p,
                                self.incumbent()):
                     return True
         if all(self.results[p].lower <= before[p] for p in order):
@@ -543,13 +554,13 @@ class MaxoutSearch:
         covered = (low.lower < self.incumbent() and low.bound_method in _COVERS
                    and low.partition is not None)
         reserve = _JOINT_SHARE * self.budget if covered else 0.0
-        if self._stage("partition bounds", self._bounds, order, self.deadline - reserve,
+        if self._stage(Stage.PARTITION_BOUNDS, self._bounds, order, self.deadline - reserve,
                        self.settings.seed + 1):
             return True
         # the partition bounds stalled before the deadline: the obstructions take the rest
         share = (self.left() - reserve) / len(order) / 2
-        return (self._stage("obstruction covers", self._obstructions, order, share, share, 1)
-                or self._stage("joint cover", self._joint, order))
+        return (self._stage(Stage.OBSTRUCTION_COVER, self._obstructions, order, share, share, 1)
+                or self._stage(Stage.JOINT_COVER, self._joint, order))
 
     def _search_more(self, order) -> bool:
         """The time that stalled bounds leave goes to the networks: the linear problem
@@ -562,43 +573,50 @@ class MaxoutSearch:
         if self._retry_linear():
             return True
         run = stalled = 0
-        while self.left() >= _MIN_SEARCH_SECONDS and stalled < _STALLED_RUNS:
+        while (self.left() >= _MIN_SEARCH_SECONDS and stalled < _STALLED_RUNS
+               and enabled(Stage.MORE_SEARCH)):
             open_ = [p for p in order if self.results[p].lower < self.incumbent()]
             if not open_:
                 return False
             run, stalled, before = run + 1, stalled + 1, self.incumbent()
-            for p in open_:
-                res, (want_w, other_w) = self.results[p], self.weights[p]
-                # first a large-neighbourhood move from the polarity's best network, then
-                # the coreset heuristic from other blocks
-                before_move = res.value
-                if self._refine(p, min(_HEURISTIC_SHARE * self.budget, self.left())):
-                    return True
-                if res.value < before_move:
-                    self.say(f"polarity {p:+d}: refined, {res.value:g} errors")
-                before_move = res.value
-                # for K = 1 the surrogate is a convex logistic regression: every start
-                # lands where the linear surrogates already did
-                if self.K > 1 and self._surrogates(
-                        p, min(_SURROGATE_SHARE * self.budget / _SURROGATE_STARTS, self.left()),
-                        1, run=run):
-                    return True
-                if res.value < before_move:
-                    self.say(f"polarity {p:+d}: smooth surrogate run {run}, {res.value:g} "
-                             "errors")
-                got = self.settings.coreset(
-                    self.Z, want_w, other_w, self.K,
-                    max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3), run=run)
-                if got.value < res.value:
-                    res.value, res.planes = got.value, got.planes
-                    self.say(f"polarity {p:+d}: heuristic run {run}, {got.value:g} errors")
-                if got.lower > res.lower:
-                    res.lower, res.bound_method = got.lower, got.bound_method
-                if got.stop_reason == StopReason.INTERRUPTED:
-                    res.stop_reason = StopReason.INTERRUPTED
-                    return True
+            if any(self._more_for(p, run) for p in open_):
+                return True
             if self.incumbent() < before:
                 stalled = 0
+        return False
+
+    def _more_for(self, p, run) -> bool:
+        """One run of :meth:`_search_more` on polarity ``p``: a large-neighbourhood move
+        from its best network, the smooth surrogate from a new start (K >= 2; for K = 1 it
+        is a convex logistic regression, whose every start lands where the linear
+        surrogates already did) and the coreset heuristic from other blocks. True if Ctrl-C
+        stopped it."""
+        res, (want_w, other_w) = self.results[p], self.weights[p]
+        before = res.value
+        if self._refine(p, min(_HEURISTIC_SHARE * self.budget, self.left())):
+            return True
+        if res.value < before:
+            self.say(f"polarity {p:+d}: refined, {res.value:g} errors")
+        before = res.value
+        if self.K > 1 and enabled(Stage.SURROGATE) and self._surrogates(
+                p, min(_SURROGATE_SHARE * self.budget / _SURROGATE_STARTS, self.left()), 1,
+                run=run):
+            return True
+        if res.value < before:
+            self.say(f"polarity {p:+d}: smooth surrogate run {run}, {res.value:g} errors")
+        if not enabled(Stage.HEURISTIC):
+            return False
+        got = self.settings.coreset(
+            self.Z, want_w, other_w, self.K,
+            max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3), run=run)
+        if got.value < res.value:
+            res.value, res.planes = got.value, got.planes
+            self.say(f"polarity {p:+d}: heuristic run {run}, {got.value:g} errors")
+        if got.lower > res.lower:
+            res.lower, res.bound_method = got.lower, got.bound_method
+        if got.stop_reason == StopReason.INTERRUPTED:
+            res.stop_reason = StopReason.INTERRUPTED
+            return True
         return False
 
     def _retry_linear(self) -> bool:
@@ -609,7 +627,7 @@ class MaxoutSearch:
         would with a longer budget, so a K >= 2 fit does not end above the linear model
         that one would return. True if Ctrl-C stopped it."""
         linear, incumbent = self.linear, self.incumbent()
-        if (self.K == 1 or linear is None or linear.complete
+        if (self.K == 1 or linear is None or linear.complete or not enabled(Stage.LINEAR_RETRY)
                 or linear.lower_bound >= incumbent
                 or all(r.lower >= incumbent for r in self.results.values())
                 or self.left() < _MIN_SEARCH_SECONDS):
@@ -630,7 +648,7 @@ class MaxoutSearch:
         """The obstruction cover bounds of each open polarity whose bound is the fit's (the
         others' time goes to it), in at most ``seconds`` and ``pair_seconds`` each: points of
         the union class in the convex hull of points of
-        the other class (:func:`~exactclf.linear._local_cover.local_cover_bound`, searched
+        the other class (:func:`~exactclf._zero_one._local_cover.local_cover_bound`, searched
         first around the union-class points its network leaves out), then for K >= 2 with
         those, K + 1 union points pairwise blocked by the other class
         (:func:`~._cliques.clique_cover_bound`); True if Ctrl-C stopped them."""
@@ -641,13 +659,15 @@ class MaxoutSearch:
                 continue
             want_w, other_w = self.weights[p]
             missed = (want_w > other_w) & ~union_on(self.Z, res.planes)
+            if not enabled(Stage.OBSTRUCTION_COVER):
+                continue
             got = local_cover_bound(self.Z, want_w, other_w, anchors=missed, hull_only=True,
                                     time_limit=min(seconds, self.left()),
                                     random_state=self.settings.seed + seed)
             if self._take_cover(p, got, "obstruction cover"):
                 return True
             if (self.K == 1 or res.lower >= self.incumbent() or pair_seconds <= 0
-                    or not self._bounds_fit(p)):
+                    or not self._bounds_fit(p) or not enabled(Stage.PAIR_COVER)):
                 continue
             pairs = clique_cover_bound(self.Z, want_w, other_w, self.K,
                                        time_limit=max(min(pair_seconds, self.left()), 1e-3),
@@ -663,7 +683,7 @@ class MaxoutSearch:
         open polarity whose bound is the fit's, as rows of its joint cover, which then runs;
         True if Ctrl-C stopped them."""
         seconds = until - time.perf_counter()
-        if self.K == 1 or self.U is None or seconds <= 0:
+        if self.K == 1 or self.U is None or seconds <= 0 or not enabled(Stage.LEVEL_BLOCKS):
             return False
         open_ = self._open(order)
         if not open_:
@@ -721,7 +741,7 @@ class MaxoutSearch:
         # blocks that grow back after a block search ran out of time and shrank them are
         # no progress: only a size never reached before is
         largest = {p: results[p].size for p in order}
-        while time.perf_counter() < until:
+        while time.perf_counter() < until and enabled(Stage.PARTITION_BOUNDS):
             open_ = [p for p in self._open(order) if results[p].bound_method != "exact"
                      and stalled[p] < _STALLED_PARTITIONS]
             if not open_ or not self._bounds_fit(open_[0]):
@@ -767,7 +787,7 @@ class MaxoutSearch:
         (:func:`~._joint.joint_cover_bound`) of each open polarity whose bound is the
         fit's, lowest first, each in at most :data:`_JOINT_SHARE` of the budget; True if
         Ctrl-C stopped it."""
-        for p in self._open(order):
+        for p in self._open(order) if enabled(Stage.JOINT_COVER) else ():
             res = self.results[p]
             if not res.rows.n_rows or self.left() <= 0 or not self._bounds_fit(p):
                 continue

@@ -36,9 +36,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
 
-# the annealing schedule is the one plane's (exactclf.linear._incumbent.annealed_sigmoid),
+# the annealing schedule is the one plane's (exactclf._zero_one._incumbent.annealed_sigmoid),
 # its first temperature a share of the spread of the (normalized) network's scores
-from ..linear._incumbent import (
+from .._zero_one._incumbent import (
     _SIGMOID_COOLING,
     _SIGMOID_FIRST_T,
     _SIGMOID_MAX_ITER,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linear._iis import first_rows, iis_witness
+from .._zero_one._iis import first_rows, iis_witness
 
 __all__ = ["cover_witness"]
 

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from ..linear._incumbent import stop_at
+from .._zero_one._incumbent import stop_at
 from ._bounds import class_scores_matrix
 from ._kernels import subset_weights, thresholds_cpu
 from ._training import TrainingSet

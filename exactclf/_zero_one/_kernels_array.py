@@ -28,7 +28,7 @@ def ice_scan_array(xp, Xh, nrm, wpos, wneg, r0, r1, ub_lt, ub_le, rtol):
 
     Returns ``(best_val, best_rank, best_orient, pending)`` where ``pending`` is a list of
     ``(rank, err_pos, err_neg, lower_bound)`` tuples for canonical degenerate planes whose
-    lower bound can still win (see :func:`exactclf.linear._kernels_cpu.ice_scan_cpu`).
+    lower bound can still win (see :func:`exactclf._zero_one._kernels_cpu.ice_scan_cpu`).
     """
     n, m0 = Xh.shape
     D = m0 - 1

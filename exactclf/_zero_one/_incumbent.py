@@ -224,7 +224,7 @@ def incumbent_candidates(
     """The incumbents of :func:`best_incumbent`, each as ``(source, positive, errors)``,
     fewest errors first (a stable sort: ties in the order :func:`best_incumbent` tries them),
     labelings that an earlier one repeats left out; and whether Ctrl-C stopped them. The
-    local search goes on from several of them (:func:`~exactclf.linear._local_search.
+    local search goes on from several of them (:func:`~exactclf._zero_one._local_search.
     improve_from_starts`): the best start is not always in the best basin.
 
     Examples

@@ -322,7 +322,7 @@ class IceScanCuda:
 
     def scan(self, r0: int, r1: int, ub_lt: float, ub_le: float):
         """Search the ranks ``[r0, r1)``; returns what
-        :func:`exactclf.linear._kernels_cpu.ice_scan_cpu` does, with ``pending`` as a list
+        :func:`exactclf._zero_one._kernels_cpu.ice_scan_cpu` does, with ``pending`` as a list
         of ``(rank, err_pos, err_neg, lower_bound)`` tuples.
 
         ``r_stop < r1`` when the pending planes overflowed the buffer: those below

@@ -1,6 +1,6 @@
 """Proven lower bounds on the minimum weighted 0-1 loss of an affine classifier.
 
-Same instance as :func:`exactclf.linear._min01.solve_min01` (unique points ``Z`` with
+Same instance as :func:`exactclf._zero_one._min01.solve_min01` (unique points ``Z`` with
 weights ``wpos`` / ``wneg``). Each function returns a :class:`LowerBound`: a value that is
 at most the optimum, and the name of the method that proved it.
 

@@ -1,6 +1,6 @@
 """Lower bounds from infeasible subsystems found in small neighbourhoods (local covers).
 
-Same instance as :class:`~exactclf.linear._iis.IISProblem`: unique points with weights
+Same instance as :class:`~exactclf._zero_one._iis.IISProblem`: unique points with weights
 ``wpos`` / ``wneg``; each active point has a preferred label and costs ``c_i`` more when it
 is given up. The Benders loop of :mod:`._iis` finds irreducible infeasible subsystems (IISs)
 with one LP over *all* points per IIS, which on thousands of points takes most of a budget
@@ -60,7 +60,7 @@ _STALLED_ROUNDS = 2
 
 @dataclass
 class LocalCoverBound(LowerBound):
-    """A :class:`~exactclf.linear._bounds.LowerBound` with the IISs it rests on (``cuts``:
+    """A :class:`~exactclf._zero_one._bounds.LowerBound` with the IISs it rests on (``cuts``:
     arrays of indices of the points, each point labeled by its heavier weight); a cut that
     is not one IIS but a union of IISs that together rule out every network (an obstruction
     of :mod:`exactclf.maxout._cliques`) has them in ``relations``, under the sorted tuple
@@ -154,6 +154,73 @@ def _misfits(prob: IISProblem, allowed: np.ndarray) -> np.ndarray:
     return wrong[np.argsort(-prob.cost[wrong], kind="stable")]
 
 
+class _LocalCover:
+    """The state of :func:`local_cover_bound`: the cover problem over the IISs found so far
+    and the best bound proven from it, kept after every solve so that Ctrl-C returns it."""
+
+    def __init__(self, prob: IISProblem, anchors: np.ndarray | None, hull_only: bool,
+                 best: LocalCoverBound, rng: np.random.Generator):
+        self.prob, self.hull_only, self.best, self.rng = prob, hull_only, best, rng
+        # the anchors, in active indices: the given ones first, then the others shuffled
+        first = (np.zeros(len(prob.Z), dtype=bool) if anchors is None
+                 else np.asarray(anchors, dtype=bool))[prob.active]
+        order = np.r_[rng.permutation(np.flatnonzero(first)),
+                      rng.permutation(np.flatnonzero(~first))].astype(np.intp)
+        self.union = prob.pref_all[prob.active]
+        self.order = order[self.union[order]] if hull_only else order
+        self.kind = "obstruction" if hull_only else "local IIS"
+        self.master = CoverModel(prob.cost)
+
+    def solve(self, integer: bool, name: str, seconds: float):
+        """Solve the cover's LP relaxation or MIP within ``seconds``; keep its bound when it
+        beats the best one. Returns the LP's point (None if it has none)."""
+        x, bound, _ = self.master.solve(integer=integer, time_limit=max(seconds, 1e-3))
+        if self.prob.base + bound > self.best.value:
+            # the IISs the bound rests on, kept with it (Ctrl-C may come before the end)
+            self.best = LocalCoverBound(self.prob.base + bound, f"{self.kind} cover {name}",
+                                        cuts=[self.prob.active[t] for t in self.master.cuts])
+        return x
+
+    def cutting_planes(self, rounds_end: float) -> None:
+        """Rounds of cutting planes on the cover's LP relaxation until ``rounds_end``, until
+        the bound stops rising (:data:`_STALLED_ROUNDS`), or until a round finds no violated
+        IIS.
+
+        An IIS (at most r + 2 points) among the points whose LP value is below 1 / (r + 3) is
+        violated by the LP's point; such IISs are sought around the points of that set.
+        """
+        eps = 1.0 / (self.prob.Zf.shape[1] + 3)
+        stalled, last = 0, self.best.value
+        while (left := rounds_end - time.perf_counter()) > 0:
+            x = self.solve(False, "LP", left)
+            # new IISs keep coming (random objectives) long after the bound stops rising
+            if self.best.value > last:
+                stalled, last = 0, self.best.value
+            else:
+                stalled += 1
+            if x is None or stalled > _STALLED_ROUNDS:
+                break
+            if not self._add_round_cuts(x < eps, left):
+                break
+
+    def _add_round_cuts(self, allowed: np.ndarray, left: float) -> bool:
+        """One round's IISs among the points ``allowed``: around those that a plane fitted to
+        them gets wrong (the union's class there, for obstructions), else around random
+        anchors among all the points; whether any new one was added."""
+        anchors = (self.rng.permutation(np.flatnonzero(allowed & self.union)) if self.hull_only
+                   else _misfits(self.prob, allowed))
+        new = _local_cuts(self.prob, anchors, self.hull_only,
+                          time.perf_counter() + _ROUND_SHARE * left, self.rng, allowed)
+        if self.master.add_cuts(new):
+            return True
+        # none violated near the plane's misfits: IISs around other points
+        more = self.rng.choice(self.order, size=min(len(self.order), _MORE_ANCHORS),
+                               replace=False)
+        new = _local_cuts(self.prob, more, self.hull_only,
+                          time.perf_counter() + _ROUND_SHARE * left, self.rng)
+        return self.master.add_cuts(new) > 0
+
+
 def local_cover_bound(
     Z: np.ndarray,
     wpos: np.ndarray,
@@ -206,65 +273,22 @@ def local_cover_bound(
     best = LocalCoverBound(prob.base, "conflicting duplicates")
     if len(prob.active) == 0 or prob.Zf.shape[1] == 0:
         return best
-    # the anchors, in active indices: the given ones first, then the others shuffled
-    first = (np.zeros(len(Z), dtype=bool) if anchors is None
-             else np.asarray(anchors, dtype=bool))[prob.active]
-    order = np.r_[rng.permutation(np.flatnonzero(first)),
-                  rng.permutation(np.flatnonzero(~first))].astype(np.intp)
-    union = prob.pref_all[prob.active]
-    if hull_only:
-        order = order[union[order]]
-    kind = "obstruction" if hull_only else "local IIS"
-    master = CoverModel(prob.cost)
-
-    def solve(integer: bool, name: str, seconds: float):
-        nonlocal best
-        x, bound, _ = master.solve(integer=integer, time_limit=max(seconds, 1e-3))
-        if prob.base + bound > best.value:
-            # the IISs the bound rests on, kept with it (Ctrl-C may come before the end)
-            best = LocalCoverBound(prob.base + bound, f"{kind} cover {name}",
-                                   cuts=[prob.active[t] for t in master.cuts])
-        return x
-
+    cover = _LocalCover(prob, anchors, hull_only, best, rng)
     try:
-        master.add_cuts(_local_cuts(prob, order, hull_only, t0 + _ANCHOR_SHARE * time_limit,
-                                    rng))
-        if not master.cuts:
-            return best
-        # cutting planes: an IIS (at most r + 2 points) among the points whose LP value is
-        # below 1 / (r + 3) is violated by the LP's point; such IISs are sought around the
-        # points of that set that a plane fitted to it gets wrong (the union's class there,
-        # for obstructions)
-        eps = 1.0 / (prob.Zf.shape[1] + 3)
-        rounds_end = t0 + _ROUNDS_SHARE * time_limit
-        stalled, last = 0, best.value
-        while (left := rounds_end - time.perf_counter()) > 0:
-            x = solve(False, "LP", left)
-            # new IISs keep coming (random objectives) long after the bound stops rising
-            stalled, last = (0, best.value) if best.value > last else (stalled + 1, last)
-            if x is None or stalled > _STALLED_ROUNDS:
-                break
-            allowed = x < eps
-            anchors_r = (rng.permutation(np.flatnonzero(allowed & union)) if hull_only
-                         else _misfits(prob, allowed))
-            new = _local_cuts(prob, anchors_r, hull_only,
-                              time.perf_counter() + _ROUND_SHARE * left, rng, allowed)
-            if not master.add_cuts(new):
-                # none violated near the plane's misfits: IISs around other points
-                more = rng.choice(order, size=min(len(order), _MORE_ANCHORS), replace=False)
-                new = _local_cuts(prob, more, hull_only,
-                                  time.perf_counter() + _ROUND_SHARE * left, rng)
-                if not master.add_cuts(new):
-                    break
+        cover.master.add_cuts(_local_cuts(prob, cover.order, hull_only,
+                                          t0 + _ANCHOR_SHARE * time_limit, rng))
+        if not cover.master.cuts:
+            return cover.best
+        cover.cutting_planes(t0 + _ROUNDS_SHARE * time_limit)
         left = t0 + time_limit - time.perf_counter()
         if left >= _MIN_MIP_SECONDS:
             # HiGHS may overrun a MIP's time limit (twice over seen here): half of it, and
             # no longer than the search took (the MIP gains a few errors over the LP: a
             # long budget is not worth waiting for when the search has converged)
-            solve(True, "MIP", min(left / 2,
-                                   max(_MIN_MIP_SECONDS, time.perf_counter() - t0)))
+            cover.solve(True, "MIP", min(left / 2,
+                                         max(_MIN_MIP_SECONDS, time.perf_counter() - t0)))
     except KeyboardInterrupt:
         warn("local_cover_bound interrupted: returning the bound proven so far", UserWarning)
-        best.interrupted = True
-    best.elapsed = time.perf_counter() - t0
-    return best
+        cover.best.interrupted = True
+    cover.best.elapsed = time.perf_counter() - t0
+    return cover.best

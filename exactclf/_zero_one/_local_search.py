@@ -1,7 +1,7 @@
 """Better incumbents for the linear 0-1 problem beyond the exact range: exact solves of
 subsets, scored on all points.
 
-Same instance as :func:`~exactclf.linear._min01.solve_min01` (unique points ``Z``, weights
+Same instance as :func:`~exactclf._zero_one._min01.solve_min01` (unique points ``Z``, weights
 ``wpos`` / ``wneg``). The optimum of a subset of the points is a plane that may do well on all
 of them; two kinds of subsets are solved exactly, in turn, within a time budget:
 
@@ -140,6 +140,73 @@ def _solve_fixed(Z, wpos, wneg, incumbent, inside, seconds):
             res.stop_reason == StopReason.INTERRUPTED)
 
 
+class _LocalSearch:
+    """The state of :func:`improve_incumbent`: the instance, the best labeling found, its
+    errors and plane, and the size of each fixed neighbourhood; its methods solve one move
+    around the best labeling and keep what it finds."""
+
+    def __init__(self, Z, wpos, wneg, best, value, m, rng):
+        self.Z, self.wpos, self.wneg, self.m, self.rng = Z, wpos, wneg, m, rng
+        self.n, self.dim = Z.shape
+        self.best, self.value = best, value
+        self.weight = wpos + wneg
+        self.plane = _plane(Z, best)
+        # each fixed neighbourhood's size: the band is the same points until the plane moves
+        self.size = dict.fromkeys(("fixed band", "fixed ball"),
+                                  min(self.n, _FIXED_POINTS_PER_DIM * self.dim))
+
+    def solve_fixed(self, move, seconds):
+        """Solve the neighbourhood of ``move`` (``"fixed band"``: the points nearest to the
+        plane; ``"fixed ball"``: those nearest to an error drawn by its weight) with the other
+        points' sides kept; returns what :func:`_solve_fixed` does."""
+        Z, n = self.Z, self.n
+        if move == "fixed band":
+            centre = np.abs(Z @ self.plane[0] + self.plane[1])
+        else:  # the points nearest to an error drawn by its weight
+            wrong = np.where(self.best, self.wneg, self.wpos)
+            centre = np.linalg.norm(Z - Z[self.rng.choice(n, p=wrong / wrong.sum())], axis=1)
+        inside = np.zeros(n, dtype=bool)
+        inside[np.argsort(centre, kind="stable")[:self.size[move]]] = True
+        return _solve_fixed(Z, self.wpos, self.wneg, self.best, inside, seconds)
+
+    def solve_subset(self, move, seconds):
+        """Solve a subset of ``m`` points alone (``"band"``: the nearest to the plane;
+        ``"sample"``: a weighted random sample): the max-margin plane of its best labeling (or
+        None), and whether Ctrl-C stopped the solve."""
+        Z, m = self.Z, self.m
+        if move == "band":
+            subset = np.argsort(np.abs(Z @ self.plane[0] + self.plane[1]), kind="stable")[:m]
+        else:  # a weighted sample, so that heavy points are as likely as their samples
+            subset = self.rng.choice(self.n, size=m, replace=False,
+                                     p=self.weight / self.weight.sum())
+        sub, interrupted = _solve_subset(Z[subset], self.wpos[subset], self.wneg[subset],
+                                         self.best[subset], seconds)
+        return _plane(Z[subset], sub), interrupted
+
+    def accept(self, candidate) -> bool:
+        """Whether the labeling of all the points by the plane ``candidate`` (or None) errs
+        less than the best one; if so, it and its plane become the best."""
+        if candidate is None:
+            return False
+        labels = self.Z @ candidate[0] + candidate[1] > 0
+        errors = labeling_errors(labels, self.wpos, self.wneg)
+        if errors < self.value:
+            self.best, self.value, self.plane = labels, errors, candidate
+            return True
+        return False
+
+    def resize(self, move, complete) -> bool:
+        """Resize the neighbourhood of a fixed ``move`` that found nothing better: wider when
+        its solve completed (proven locally optimal), narrower when it ran out of time.
+        Whether the search is over: the whole instance was proven."""
+        if complete and self.size[move] >= self.n:
+            return True  # no plane does better (or a plane of the optimum that floating
+            # point cannot realize: nothing to gain either)
+        self.size[move] = min(self.n, int(1.5 * self.size[move])) if complete else max(
+            min(self.n, _FIXED_MIN_PER_DIM * self.dim), int(self.size[move] / 1.5))
+        return False
+
+
 def improve_incumbent(
     Z: np.ndarray,
     wpos: np.ndarray,
@@ -192,66 +259,39 @@ def improve_incumbent(
     m = _subset_size(n, dim, _SLICE)
     if dim == 0 or m >= n:  # nothing to gain from subsets
         return best, value, False
-    weight = wpos + wneg
-    plane = _plane(Z, best)
+    search = _LocalSearch(Z, wpos, wneg, best, value, m, rng)
     # the moves in turn: the band and a sample alone; above the enumeration's dimensions also
     # the band and a ball around an error with the other points' sides kept
     moves = ["band", "sample"] if dim < LARGE_NEIGHBOURHOODS_FROM else [
         "fixed band", "fixed ball", "sample"]
-    # each fixed neighbourhood's size: the band is the same points until the plane moves
-    size = dict.fromkeys(("fixed band", "fixed ball"), min(n, _FIXED_POINTS_PER_DIM * dim))
     turn = 0
     failed = 0  # moves in a row that did not improve
     last_better = t0
     while time.perf_counter() < deadline and failed < 2 * math.ceil(n / m) + 4:
-        if value <= 0 or (patience is not None and
-                          time.perf_counter() - last_better > patience):
+        if search.value <= 0 or (patience is not None and
+                                 time.perf_counter() - last_better > patience):
             break
         move = moves[turn % len(moves)]
         turn += 1
-        if plane is None and move != "sample":
+        if search.plane is None and move != "sample":
             continue
-        seconds = min(_FIXED_SLICE if move.startswith("fixed") else _SLICE,
-                      deadline - time.perf_counter())
+        fixed = move.startswith("fixed")
+        seconds = min(_FIXED_SLICE if fixed else _SLICE, deadline - time.perf_counter())
         if seconds <= 0:
             break
-        if move.startswith("fixed"):
-            if move == "fixed band":
-                centre = np.abs(Z @ plane[0] + plane[1])
-            else:  # the points nearest to an error drawn by its weight
-                wrong = np.where(best, wneg, wpos)
-                centre = np.linalg.norm(Z - Z[rng.choice(n, p=wrong / wrong.sum())], axis=1)
-            inside = np.zeros(n, dtype=bool)
-            inside[np.argsort(centre, kind="stable")[:size[move]]] = True
-            candidate, complete, interrupted = _solve_fixed(Z, wpos, wneg, best, inside,
-                                                            seconds)
+        if fixed:
+            candidate, complete, interrupted = search.solve_fixed(move, seconds)
         else:
-            if move == "band":
-                subset = np.argsort(np.abs(Z @ plane[0] + plane[1]), kind="stable")[:m]
-            else:  # a weighted sample, so that heavy points are as likely as their samples
-                subset = rng.choice(n, size=m, replace=False, p=weight / weight.sum())
-            sub, interrupted = _solve_subset(Z[subset], wpos[subset], wneg[subset],
-                                             best[subset], seconds)
-            candidate = _plane(Z[subset], sub)
-        improved = False
-        if candidate is not None:
-            labels = Z @ candidate[0] + candidate[1] > 0
-            errors = labeling_errors(labels, wpos, wneg)
-            if errors < value:
-                best, value, plane, failed, improved = labels, errors, candidate, -1, True
-                last_better = time.perf_counter()
-        if move.startswith("fixed") and not improved:
-            if complete and size[move] >= n:
-                break  # the whole instance, proven: no plane does better (or a plane of
-                # the optimum that floating point cannot realize: nothing to gain either)
-            # proven locally optimal: look wider; out of time: narrower
-            size[move] = min(n, int(1.5 * size[move])) if complete else max(
-                min(n, _FIXED_MIN_PER_DIM * dim), int(size[move] / 1.5))
+            candidate, interrupted = search.solve_subset(move, seconds)
+        improved = search.accept(candidate)
+        if improved:
+            failed, last_better = -1, time.perf_counter()
+        if fixed and not improved and search.resize(move, complete):
+            break
         failed += 1
         if interrupted:
-            return best, value, True
-    return best, value, False
-
+            return search.best, search.value, True
+    return search.best, search.value, False
 
 def _run(Z, wpos, wneg, start, deadline, patience, seed):
     """One run of :func:`improve_from_starts` (a worker's job) until ``deadline``, a

@@ -1,8 +1,8 @@
 """Exact minimization of the weighted 0-1 loss as a minimum-weight cover of infeasible
 subsystems (MinIISC), solved by Benders decomposition: HiGHS LPs test the subsets, and the
-set-cover master (:class:`~exactclf.linear._cover.CoverModel`) is a MIP on HiGHS or Gurobi.
+set-cover master (:class:`~exactclf._zero_one._cover.CoverModel`) is a MIP on HiGHS or Gurobi.
 
-Same problem and interface as :func:`exactclf.linear._min01.solve_min01`: unique points
+Same problem and interface as :func:`exactclf._zero_one._min01.solve_min01`: unique points
 ``z_i`` with weights ``wpos_i`` / ``wneg_i``. Every point has a preferred label (the heavier
 one); classifying it the other way costs ``c_i = |wpos_i - wneg_i|`` more than the constant
 ``base = sum_i min(wpos_i, wneg_i)``. Points with ``c_i = 0`` cost ``min`` on either side
@@ -567,7 +567,7 @@ class IISCoverSolver:
     Parameters are those of :func:`solve_iis_cover`, less ``time_limit``, plus ``samples``:
     the points in the samples' own coordinates (see :class:`IISOracle`), whose exact
     multipliers :meth:`farkas` returns, and ``mip_solver``: the master's solver
-    (:class:`~exactclf.linear._cover.CoverModel`).
+    (:class:`~exactclf._zero_one._cover.CoverModel`).
 
     Examples
     --------

@@ -1,0 +1,212 @@
+"""What each stage of the ICE and Deep-ICE schedules buys: every fit once with the full
+schedule, then once without each stage that the full fit ran (``exactclf._stages.ablated``).
+
+    python benchmarks/ablation.py [--estimators ice deepice] [--budget 30] [--quick]
+                                  [--out benchmarks/results/ablation.txt]
+
+Instances (defaults; ``--quick`` keeps the first of each group):
+
+- ICEClassifier without a time limit on the ICE paper's four data sets and on ten seeded
+  Gaussian instances in D = 5-8 (a random linear rule, 10 % of labels flipped);
+- ICEClassifier with ``time_limit=--budget`` on one 80 % split (``random_state=0``) of each
+  large Deep-ICE Table 2 set (beyond the exact range);
+- DeepICEMaxoutClassifier with ``time_limit=--budget`` at K = 2 and 3 on Haberman,
+  bloodtransfer and sepsis, and at K = 2 on 80 % of rice.
+
+Per fit: training errors, the proven bound, the gap ``(errors - bound) / errors``, seconds,
+and whether it is proven. A stage *buys* something on an instance where leaving it out
+costs an error, two points of gap, the proof, or (both proven) 1.5x the time; it *costs*
+where leaving it out does better by the same margins. A stage that neither buys nor costs on
+any instance where it ran is listed as such at the end; budget-stopped fits vary from run to
+run on a busy machine, so a single difference there is a hint, not a verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from exactclf import DeepICEMaxoutClassifier, ICEClassifier
+from exactclf import datasets as ds
+from exactclf._stages import Stage, ablated
+
+#: the stages of each estimator's schedule that the table switches off in turn (the linear
+#: seed stays: it is what keeps a K >= 2 fit from ending above the linear model)
+ICE_STAGES = [Stage.ANNEALED_SIGMOID, Stage.MILP_INCUMBENT, Stage.ONE_UNIT_NETWORKS,
+              Stage.LOCAL_SEARCH, Stage.LOCAL_COVER, Stage.RANDOM_PARTITION,
+              Stage.ENUMERATION, Stage.IIS_COVER, Stage.MILP_TURN, Stage.FINAL_LP,
+              Stage.QUICK_BOUND]
+DEEPICE_STAGES = [Stage.POLARITY_SEEDS, Stage.HEURISTIC, Stage.GROW, Stage.SURROGATE,
+                  Stage.OBSTRUCTION_COVER, Stage.PAIR_COVER, Stage.LEVEL_BLOCKS,
+                  Stage.PARTITION_BOUNDS, Stage.JOINT_COVER, Stage.EXACT_SEARCH,
+                  Stage.MORE_SEARCH, Stage.LINEAR_RETRY]
+#: stages that run inside another's trace row: each is counted as run where its host ran
+INSIDE = {Stage.ANNEALED_SIGMOID: Stage.LOCAL_SEARCH, Stage.FINAL_LP: Stage.IIS_COVER,
+          Stage.PAIR_COVER: Stage.OBSTRUCTION_COVER, Stage.LINEAR_RETRY: Stage.MORE_SEARCH}
+#: differences that count (see the module's docstring)
+ERRORS, GAP_POINTS, TIME_RATIO = 1.0, 2.0, 1.5
+
+LARGE = {"ai4i": ds.load_ai4i, "auction": ds.load_auction_verification,
+         "diabetic": ds.load_diabetic, "rice": ds.load_rice_cammeo,
+         "skin": ds.load_skin_segmentation, "steel": ds.load_steel_others}
+
+
+@dataclass
+class Instance:
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    estimator: str  # "ice" or "deepice"
+    K: int = 1
+    time_limit: float | None = None
+
+    def fit(self):
+        cls = ICEClassifier if self.estimator == "ice" else DeepICEMaxoutClassifier
+        kwargs = {} if self.estimator == "ice" else {"n_hyperplanes": self.K}
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf = cls(time_limit=self.time_limit, **kwargs).fit(self.X, self.y)
+        return clf, time.perf_counter() - t0
+
+
+def _gaussian(n: int, d: int, seed: int):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, ((X @ rng.normal(size=d) > 0) ^ (rng.random(n) < 0.1)).astype(int)
+
+
+def _split(loader):
+    X, y = loader(return_X_y=True)
+    X_train, _, y_train, _ = train_test_split(X, y, test_size=0.2, random_state=0)
+    return X_train, y_train
+
+
+def instances(budget: float, estimators, quick: bool) -> list[Instance]:
+    groups = []
+    if "ice" in estimators:
+        groups.append([Instance(name, *loader(return_X_y=True), "ice") for name, loader in [
+            ("voicepath", ds.load_voicepath), ("haberman", ds.load_haberman),
+            ("caesarian", ds.load_caesarian), ("cryotherapy", ds.load_cryotherapy)]])
+        groups.append([Instance(f"gauss{n}x{d}", *_gaussian(n, d, 1000 * d + n), "ice")
+                       for n, d in [(150, 5), (200, 5), (100, 6), (150, 6), (90, 7),
+                                    (120, 7), (80, 8), (100, 8), (120, 8), (60, 8)]])
+        groups.append([Instance(f"{name} 80%", *_split(loader), "ice", time_limit=budget)
+                       for name, loader in LARGE.items()])
+    if "deepice" in estimators:
+        small = [("haberman", ds.load_deepice_haberman), ("bloodtransfer",
+                                                          ds.load_bloodtransfer),
+                 ("sepsis", ds.load_sepsis)]
+        groups.append([Instance(name, *loader(return_X_y=True), "deepice", K=K,
+                                time_limit=budget) for name, loader in small for K in (2, 3)]
+                      + [Instance("rice 80%", *_split(ds.load_rice_cammeo), "deepice", K=2,
+                                  time_limit=budget)])
+    return [inst for group in groups for inst in (group[:1] if quick else group)]
+
+
+def _ran(clf) -> set[str]:
+    """The stages a fit ran, from its trace."""
+    ran = {row.stage.split(" (")[0] for row in clf.fit_trace_}
+    return ran | {str(s) for s, host in INSIDE.items() if str(host) in ran}
+
+
+def _row(clf, seconds):
+    errors = clf.training_errors_
+    bound = clf.lower_bound_
+    gap = 0.0 if errors == 0 else 100.0 * (errors - bound) / errors
+    return dict(errors=errors, bound=bound, gap=gap, seconds=seconds,
+                proven=bool(clf.is_optimal_))
+
+
+def _verdict(full, off) -> str:
+    """What leaving the stage out did: "worse", "better" or "same"."""
+    if full["proven"] != off["proven"]:
+        return "worse" if full["proven"] else "better"
+    if off["errors"] - full["errors"] >= ERRORS or off["gap"] - full["gap"] >= GAP_POINTS:
+        return "worse"
+    if full["errors"] - off["errors"] >= ERRORS or full["gap"] - off["gap"] >= GAP_POINTS:
+        return "better"
+    if full["proven"] and off["seconds"] >= TIME_RATIO * max(full["seconds"], 0.05):
+        return "worse"
+    if full["proven"] and full["seconds"] >= TIME_RATIO * max(off["seconds"], 0.05):
+        return "better"
+    return "same"
+
+
+def _fmt(name, r, verdict=""):
+    return (f"{name:<28} {r['errors']:>9g} {r['bound']:>9g} {r['gap']:>6.1f} "
+            f"{r['seconds']:>8.2f} {'yes' if r['proven'] else 'no':>6}  {verdict}")
+
+
+def run(insts, stages_of, say):
+    """The table's lines; a summary of each stage's verdicts by instance."""
+    summary = {}
+    for inst in insts:
+        clf, seconds = inst.fit()
+        full = _row(clf, seconds)
+        ran = _ran(clf)
+        budget = "none" if inst.time_limit is None else f"{inst.time_limit:g} s"
+        say(f"\n{inst.name} ({len(inst.X)} x {inst.X.shape[1]}), {inst.estimator}"
+            f"{f' K={inst.K}' if inst.K > 1 else ''}, time_limit {budget}")
+        say(f"{'schedule':<28} {'errors':>9} {'bound':>9} {'gap%':>6} {'seconds':>8} "
+            f"{'proven':>6}  without it")
+        say(_fmt("full", full))
+        for stage in stages_of(inst):
+            if str(stage) not in ran:
+                continue
+            with ablated(stage):
+                off = _row(*inst.fit())
+            verdict = _verdict(full, off)
+            summary.setdefault(str(stage), []).append((inst.name, inst.K, verdict))
+            say(_fmt(f"- {stage}", off, verdict))
+    return summary
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--estimators", nargs="+", default=["ice", "deepice"],
+                        choices=["ice", "deepice"])
+    parser.add_argument("--budget", type=float, default=30.0)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    out = open(args.out, "a") if args.out else None
+
+    def say(line):
+        print(line, flush=True)
+        if out is not None:
+            print(line, file=out, flush=True)
+
+    say(f"# benchmarks/ablation.py {' '.join(argv if argv is not None else sys.argv[1:])}"
+        f"\n# {time.strftime('%Y-%m-%d %H:%M')} UTC, {platform.processor() or platform.machine()}"
+        f", {os.cpu_count()} cores, python {platform.python_version()}")
+    insts = instances(args.budget, args.estimators, args.quick)
+    summary = run(insts, lambda inst: ICE_STAGES if inst.estimator == "ice"
+                  else DEEPICE_STAGES, say)
+    say("\n# per stage: instances where leaving it out was worse / better / the same")
+    for stage in ICE_STAGES + DEEPICE_STAGES:
+        rows = summary.get(str(stage), [])
+        if not rows:
+            say(f"{stage!s:<28} never ran")
+            continue
+        count = {v: [f"{n}{f' K={k}' if k > 1 else ''}" for n, k, x in rows if x == v]
+                 for v in ("worse", "better", "same")}
+        say(f"{stage!s:<28} worse {len(count['worse'])} / better {len(count['better'])} / "
+            f"same {len(count['same'])}"
+            + (f"; worse without it: {', '.join(count['worse'])}" if count["worse"] else "")
+            + (f"; better without it: {', '.join(count['better'])}" if count["better"] else ""))
+    if out is not None:
+        out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
