@@ -1,13 +1,13 @@
 """Exact 0-1 linear classification at D = 5..8, and lower bounds on data beyond a proof.
 
 Part 1 (instances with N <= 150, D = 5..8): the minimum-IIS-cover solver
-(``exactclf.linear._iis.solve_iis_cover``), the enumeration (``solve_min01``, the exact
+(``exactclf._zero_one._iis.solve_iis_cover``), the enumeration (``solve_min01``, the exact
 search of ICEClassifier, started from its surrogate incumbent) and the big-M MILP on HiGHS
 (``bigm_milp``: the formulation a user would otherwise pick; not exact in general), side by
 side in one run: seconds, errors, and whether optimality was proven.
 
 Part 2 (500-1000 points, D = 3..5, plus Haberman): proven lower bounds after a budget of
-5 s and 30 s (``exactclf.linear._bounds.lower_bound``: IIS packing / cover LP / cover MIP and
+5 s and 30 s (``exactclf._zero_one._bounds.lower_bound``: IIS packing / cover LP / cover MIP and
 partition bounds, given the surrogates' labeling, whose errors half of the partitions are
 grown around, with their blocks searched on ``--n-jobs`` workers), against the best
 labeling known (the IIS solver's incumbent after the same budget, the surrogates).
@@ -26,12 +26,12 @@ import numpy as np
 
 from exactclf._base import merge_duplicates
 from exactclf._geometry import affine_frame
+from exactclf._zero_one._bounds import lower_bound
+from exactclf._zero_one._iis import solve_iis_cover
+from exactclf._zero_one._incumbent import best_incumbent
+from exactclf._zero_one._milp import bigm_milp
+from exactclf._zero_one._min01 import labeling_errors, solve_min01
 from exactclf.datasets import load_dataset
-from exactclf.linear._bounds import lower_bound
-from exactclf.linear._iis import solve_iis_cover
-from exactclf.linear._incumbent import best_incumbent
-from exactclf.linear._milp import bigm_milp
-from exactclf.linear._min01 import labeling_errors, solve_min01
 
 
 def synthetic(n: int, d: int, noise: float, seed: int, n_flip: int | None = None):
