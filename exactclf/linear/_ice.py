@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,6 +26,7 @@ from .._combinatorics import MAX_RANK
 from .._fit_guard import guarded_fit
 from .._gurobi import import_gurobipy
 from .._separator import UnrealizableLabeling, max_margin_separator
+from .._stages import Stage
 from .._trace import FitTrace
 from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
@@ -48,6 +50,26 @@ _REFUSAL_BOUND_SECONDS = 2.0
 _RECHECK_SECONDS = 5.0
 #: the models a certificate of ICEClassifier ranges over
 _MODEL_CLASS = "affine classifiers (sign(w.x + b))"
+
+
+@dataclass
+class _Proof:
+    """What a fit's search found: the labeling of the unique points (``positive``), whether
+    it is proven optimal (``complete``), its bound with how it was proven and the IISs that
+    prove it (``cuts``, their exact ``farkas`` multipliers, and ``witnessed``: those checked
+    on the samples), the enumeration's candidates, why it stopped, and the realized errors
+    of the model built from it."""
+
+    bound: float
+    bound_method: str
+    positive: np.ndarray | None = None
+    complete: bool = False
+    n_candidates: int = 0
+    stop: str | None = None
+    cuts: list | None = None
+    farkas: dict | None = None
+    witnessed: tuple | None = None
+    realized: float = 0.0
 
 
 class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
@@ -278,125 +300,144 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         data = validate_binary(self, X, y, sample_weight)
         if self.mip_solver == "gurobi":  # a missing extra fails here, not after a search
             import_gurobipy("mip_solver='gurobi'")
-        U, Z, wpos, wneg, frame = data.U, data.Z, data.wpos, data.wneg, data.frame
-        total = search_size(len(U), frame.dim) if frame.dim else 0
+        total = search_size(len(data.U), data.frame.dim) if data.frame.dim else 0
         self.n_candidates_total_ = total
         # "auto": the GPU only where the scan is large enough to pay for it
-        backend = resolve_device(self.device, "ice", total * len(U))
+        backend = resolve_device(self.device, "ice", total * len(data.U))
         self.device_ = "gpu" if backend.name == "gpu" else "cpu"
-        stop = None
-        # a proven bound from a path that did not complete (IIS cover, refusal's quick bound)
-        conflicts = conflict_bound(wpos, wneg)
-        bound, bound_method = conflicts.value, conflicts.method
-        cuts, farkas = None, None  # the IISs of a bound proven by the IIS cover
-        self.method_ = self._choose_method(total, Z, wpos, wneg)
+        self.method_ = self._choose_method(total, data.Z, data.wpos, data.wneg)
         self._limit = self._fit_time_limit(total)
         trace = FitTrace(t0, type(self).__name__, self.verbose)
-        t_stage = time.perf_counter()
+        proof = self._search(data, backend, t0, trace)
+        self.n_candidates_ = proof.n_candidates
+        self.fit_trace_ = list(trace.rows)
+        self._set_model(data, proof)
+        self._certify(data, proof, t0, y, sample_weight)
+        if not self.is_optimal_:
+            warn(f"ICEClassifier {self._why_not_proven(proof, total)}: the best classifier "
+                 f"found has {self.training_errors_:g} errors; optimality is not proven "
+                 f"(lower bound {self.lower_bound_:g}, gap {100 * self.gap_:.1f}%).",
+                 ConvergenceWarning)
+        return self
 
+    def _search(self, data, backend, t0: float, trace: FitTrace) -> _Proof:
+        """The labeling of the unique points that the method found, with what proves it."""
+        Z, wpos, wneg = data.Z, data.wpos, data.wneg
+        conflicts = conflict_bound(wpos, wneg)
+        proof = _Proof(bound=conflicts.value, bound_method=conflicts.method)
+        started = time.perf_counter()
         if self.method_ == "milp":
-            positive, interrupted = self._fit_milp(Z, wpos, wneg, t0)
-            stop = StopReason.INTERRUPTED if interrupted else None
-            complete, n_cand = False, 0
-            trace.record("big-M MILP", t_stage, self.upper_bound_, bound,
-                         stop or "done")
-        elif frame.dim == 0:
+            proof.positive, interrupted = self._fit_milp(Z, wpos, wneg, t0)
+            proof.stop = StopReason.INTERRUPTED if interrupted else None
+            trace.record("big-M MILP", started, self.upper_bound_, proof.bound,
+                         proof.stop or "done")
+        elif data.frame.dim == 0:
             # every point coincides: a constant classifier is all an affine one can do, and
             # it errs on each point's lighter label (the conflicting duplicates)
-            positive = majority_labeling(wpos, wneg)
-            self.upper_bound_ = labeling_errors(positive, wpos, wneg)
+            proof.positive, proof.complete = majority_labeling(wpos, wneg), True
+            self.upper_bound_ = labeling_errors(proof.positive, wpos, wneg)
             self.upper_bound_source_ = "majority class"
-            complete, n_cand = True, 0
-            trace.record("majority class", t_stage, self.upper_bound_, self.upper_bound_,
+            trace.record("majority class", started, self.upper_bound_, self.upper_bound_,
                          "proven")
         else:
-            res = self._fit_search(U, Z, wpos, wneg, backend, t0, trace)
-            positive, complete, n_cand = res.positive, res.complete, res.n_candidates
-            stop = None if res.complete else res.stop_reason
-            if res.lower_bound >= bound:
-                bound, bound_method, cuts = res.lower_bound, res.lower_bound_method, res.iis
-                farkas = res.farkas
-        witnessed = None if cuts is None else iis_witness(
-            data.X, data.y == self.classes_[1], data.U, np.where(wpos > wneg, 1, -1), cuts,
-            known=farkas)
-        if not frame.certifiable:
+            res = self._fit_search(data.U, Z, wpos, wneg, backend, t0, trace)
+            proof.positive, proof.complete = res.positive, res.complete
+            proof.n_candidates = res.n_candidates
+            proof.stop = None if res.complete else res.stop_reason
+            if res.lower_bound >= proof.bound:
+                proof.bound, proof.bound_method = res.lower_bound, res.lower_bound_method
+                proof.cuts, proof.farkas = res.iis, res.farkas
+        proof.witnessed = None if proof.cuts is None else iis_witness(
+            data.X, data.y == self.classes_[1], data.U, np.where(wpos > wneg, 1, -1),
+            proof.cuts, known=proof.farkas)
+        if not data.frame.certifiable:
             # the geometric decisions of the search are not reliable on these points; IISs
             # with exact multipliers on the samples are, whatever the frame, so their bound
             # stands where the frame is ill-conditioned (else only the conflicting duplicates)
-            complete = False
-            if witnessed is None:
-                bound, bound_method = conflicts.value, conflicts.method
-            stop = stop or StopReason.THIN_POINTS
-        value = labeling_errors(positive, wpos, wneg)
+            proof.complete = False
+            if proof.witnessed is None:
+                proof.bound, proof.bound_method = conflicts.value, conflicts.method
+            proof.stop = proof.stop or StopReason.THIN_POINTS
+        return proof
+
+    def _set_model(self, data, proof: _Proof) -> None:
+        """``coef_`` and ``intercept_``: the maximum-margin plane of the labeling, in the
+        original units; ``proof`` loses its completeness where float64 cannot realize it."""
+        Z, wpos, wneg, frame = data.Z, data.wpos, data.wneg, data.frame
+        value = labeling_errors(proof.positive, wpos, wneg)
         try:
-            a, b = max_margin_separator(Z, positive)
+            a, b = max_margin_separator(Z, proof.positive)
         except UnrealizableLabeling as err:  # a margin float64 cannot realize: not proven
-            (a, b), positive = err.plane, err.realized
-            value, complete = labeling_errors(positive, wpos, wneg), False
-            stop = StopReason.UNREALIZABLE_MARGIN
+            (a, b), proof.positive = err.plane, err.realized
+            value, proof.complete = labeling_errors(proof.positive, wpos, wneg), False
+            proof.stop = StopReason.UNREALIZABLE_MARGIN
         coef, intercept = frame.to_original(a, b)
         self.coef_ = coef.reshape(1, -1)
         self.intercept_ = np.array([intercept])
-        realized = self._realized_errors(
+        proof.realized = self._realized_errors(
             data, value, in_frame=labeling_errors(Z @ a + b > 0, wpos, wneg))
-        if frame.certifiable and not errors_agree(data, realized, value):
+        if frame.certifiable and not errors_agree(data, proof.realized, value):
             # the frame resolves the points, float64 cannot hold the plane in their units
-            complete, stop = False, StopReason.UNREALIZABLE_MARGIN
-        self.n_candidates_ = n_cand
-        self.fit_trace_ = list(trace.rows)
-        if complete and (frame.dim == 0 or bound_method == "exhaustive search"):
+            proof.complete, proof.stop = False, StopReason.UNREALIZABLE_MARGIN
+
+    def _certify(self, data, proof: _Proof, t0: float, y, sample_weight) -> None:
+        """The certificate of the fitted model: its realized errors, the bound its witness
+        proves, and whether they meet within the tolerance of that kind of proof."""
+        realized, bound = proof.realized, proof.bound
+        if proof.complete and (data.frame.dim == 0
+                               or proof.bound_method == "exhaustive search"):
             bound = realized
+        witnessed = proof.witnessed
         if witnessed is not None and witnessed[1]:
             # the certificate claims what its witness proves: IISs proven only in the frame
             # (without exact multipliers on the samples) do not count
             left_out = set(witnessed[1])
             seconds = _RECHECK_SECONDS if self._limit is None else min(
                 _RECHECK_SECONDS, self._remaining(t0))
-            bound = min(bound, cover_bound([t for k, t in enumerate(cuts) if k not in left_out],
-                                           wpos, wneg, time_limit=seconds))
+            kept = [t for k, t in enumerate(proof.cuts) if k not in left_out]
+            bound = min(bound, cover_bound(kept, data.wpos, data.wneg, time_limit=seconds))
         bound = min(bound, realized)
-        witness = self._witness(bound_method, witnessed, conflicts.method)
+        witness = self._witness(proof.bound_method, witnessed)
         # what "optimal" means is fixed by the kind of proof (exact for integer weights),
         # not by the tolerance a search stopped at: a cover that closed within HiGHS's
         # slack on weights in the billions is a gap of a few units, reported as one
         rtol = zero_one_rtol(witness.kind, data.sample_weight)
         optimal = bool(realized - bound <= rtol * abs(realized))
-        if complete and not optimal:
+        stop = proof.stop
+        if proof.complete and not optimal:
             stop = stop or StopReason.NUMERICAL
+        proof.stop = stop
         self.certificate_ = Certificate(
             type(self).__name__, _MODEL_CLASS,
             class_weighted(ZERO_ONE_OBJECTIVE, self.class_weight), value=realized,
-            bound=bound, bound_method=bound_method, is_optimal=optimal,
+            bound=bound, bound_method=proof.bound_method, is_optimal=optimal,
             stop_reason=None if stop is None else StopReason(stop),
             fit_time=time.perf_counter() - t0,
             fingerprint=data_fingerprint(data.X, y, sample_weight), n_samples=len(data.X),
-            rtol=rtol,
-            witness=witness,
+            rtol=rtol, witness=witness,
         )
-        if not self.is_optimal_:
-            if self.method_ == "milp":
-                why = "used the MILP heuristic (method='milp')"
-            elif stop in (StopReason.THIN_POINTS, StopReason.UNREALIZABLE_MARGIN):
-                why = f"cannot prove its optimum ({stop})"
-            elif bound_method.startswith("partition"):  # its bound from exact blocks
-                why = f"stopped early ({stop}) beyond the exact range"
-            elif stop == StopReason.TIME_LIMIT and self.time_limit is None:  # the cap
-                why = (f"stopped within the {self._limit:g} s that a fit without time_limit "
-                       f"gets where the exact search cannot finish ({total:.3g} candidate "
-                       f"hyperplanes); give it a time_limit to search longer")
-            elif self.method_ == "iis_cover":  # the cover counts no candidates
-                why = f"stopped early ({stop}) in the IIS cover"
-            else:
-                why = f"stopped early ({stop}) after {n_cand} of {total} candidates"
-            warn(
-                f"ICEClassifier {why}: the best classifier found has {realized:g} errors; "
-                f"optimality is not proven (lower bound {bound:g}, "
-                f"gap {100 * self.gap_:.1f}%).",
-                ConvergenceWarning,
-            )
-        return self
 
-    def _witness(self, bound_method: str, witnessed, conflicts_method: str) -> Witness:
+    def _why_not_proven(self, proof: _Proof, total: int) -> str:
+        """Why the fit did not prove its optimum, for the warning: what stopped it, and
+        where (the last stage of its trace)."""
+        stop = proof.stop
+        if self.method_ == "milp":
+            return "used the MILP heuristic (method='milp')"
+        if stop in (StopReason.THIN_POINTS, StopReason.UNREALIZABLE_MARGIN):
+            return f"cannot prove its optimum ({stop})"
+        if stop == StopReason.TIME_LIMIT and self.time_limit is None:  # the cap
+            return (f"stopped within the {self._limit:g} s that a fit without time_limit "
+                    f"gets where the exact search cannot finish ({total:.3g} candidate "
+                    "hyperplanes); give it a time_limit to search longer")
+        where = {Stage.ENUMERATION: f"after {proof.n_candidates} of {total} candidates",
+                 Stage.IIS_COVER: "in the IIS cover"}
+        stages = [row.stage for row in self.fit_trace_]
+        if proof.bound_method.startswith("partition") or Stage.LOCAL_SEARCH in stages:
+            return f"stopped early ({stop}) beyond the exact range"
+        last = next((where[s] for s in reversed(stages) if s in where), "")
+        return f"stopped early ({stop}) {last}".rstrip()
+
+    def _witness(self, bound_method: str, witnessed) -> Witness:
         """The evidence of the certificate's bound that :func:`exactclf.verify` re-checks
         (``witnessed``: :func:`iis_witness` of the IISs of the bound, if it rests on
         some)."""
@@ -411,7 +452,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                          "multipliers in the samples' own coordinates, and the bound is the "
                          "one the others prove")
             return Witness("iis_cover", note, {"iis": iis})
-        if bound_method == conflicts_method:
+        if bound_method == "conflicting duplicates":
             return Witness("conflicts", "re-derived from the data: identical samples with "
                            "different labels")
         if bound_method == "exhaustive search":
