@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .._backend import Backend
+from .._budget import Budget, at_least
 from .._certificate import StopReason
 from .._combinatorics import n_combinations
 from .._partition import level_blocks
@@ -224,9 +225,8 @@ class MaxoutSearch:
         self.U = U
         self.weights = {p: (want_w, other_w) for p, want_w, other_w in searches}
         self.results: dict[int, PolarityResult] = {}
-        self.budget = (settings.time_limit if settings.time_limit is not None
-                       else _DEFAULT_BUDGET)
-        self.deadline = t0 + self.budget
+        self.budget = Budget(settings.time_limit if settings.time_limit is not None
+                             else _DEFAULT_BUDGET, start=t0)
         self.linear = None  # the portfolio's linear seed (a linear portfolio result)
 
     def run(self) -> dict[int, PolarityResult]:
@@ -237,7 +237,11 @@ class MaxoutSearch:
 
     def left(self) -> float:
         """Seconds left of the portfolio's budget."""
-        return self.deadline - time.perf_counter()
+        return self.budget.left()
+
+    def _share(self, fraction: float) -> float:
+        """``fraction`` of the budget, at most what is left of it."""
+        return min(self.budget.share(fraction), self.left())
 
     def incumbent(self) -> float:
         """The errors of the best network found."""
@@ -298,8 +302,7 @@ class MaxoutSearch:
         for k, (polarity, want_w, other_w) in enumerate(searches):
             remaining = None
             if s.time_limit is not None:  # half of the budget left for the first polarity
-                remaining = (max(s.time_limit - (time.perf_counter() - self.t0), 1e-3)
-                             / (len(searches) - k))
+                remaining = at_least(s.time_limit - self.budget.elapsed()) / (len(searches) - k)
             bound = np.inf
             if self.results:  # the second polarity only has to beat the first
                 first = next(iter(self.results.values())).value
@@ -430,7 +433,7 @@ class MaxoutSearch:
         portfolio result."""
         _, want_w, other_w = self.searches[0]
         return solve_portfolio(self.Z, self.Z, want_w, other_w,
-                               time_limit=max(min(share * self.budget, self.left()), 1e-3),
+                               time_limit=at_least(self._share(share)),
                                n_jobs=self.settings.n_jobs, incumbent=incumbent)
 
     def _side(self, positive: np.ndarray, polarity: int) -> np.ndarray:
@@ -451,7 +454,7 @@ class MaxoutSearch:
             prior = self.results.get(polarity)  # from _ruled_out: its bound stands
             res = self.results[polarity] = self.settings.coreset(
                 self.Z, want_w, other_w, self.K,
-                max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3)
+                at_least(self._share(_HEURISTIC_SHARE))
             ) if enabled(Stage.HEURISTIC) else self._plane_result(
                 polarity, self._side(linear.positive, polarity))
             if prior is not None:  # what its cover proved stays, rows of its joint cover
@@ -483,12 +486,12 @@ class MaxoutSearch:
         res = self.results[polarity]
         if enabled(Stage.GROW) and self._stage(
                 Stage.GROW, self._grow, self._side(linear.positive, polarity), polarity,
-                min(_GROW_SHARE * self.budget, self.left())):
+                self._share(_GROW_SHARE)):
             return True
         self.say(f"polarity {polarity:+d}: grown from the linear seed, {res.value:g} errors")
         if enabled(Stage.SURROGATE) and self._stage(
                 Stage.SURROGATE, self._surrogates, polarity,
-                min(_SURROGATE_SHARE * self.budget, self.left()), _SURROGATE_STARTS):
+                self._share(_SURROGATE_SHARE), _SURROGATE_STARTS):
             return True
         self.say(f"polarity {polarity:+d}: refined from the smooth surrogate, {res.value:g} "
                  "errors")
@@ -501,7 +504,7 @@ class MaxoutSearch:
         goes to the others' proofs. None if Ctrl-C stopped the cover."""
         before = self.incumbent()
         self.results[polarity] = self._plane_result(polarity, side)
-        if self._obstructions([polarity], min(_OBSTRUCTION_SHARE * self.budget,
+        if self._obstructions([polarity], min(self.budget.share(_OBSTRUCTION_SHARE),
                                               _OBSTRUCTION_SECONDS), 0.0):
             return None
         if self.results[polarity].lower < before:
@@ -518,21 +521,21 @@ class MaxoutSearch:
         planes = n_combinations(len(self.Z), dim) if dim else 1
         # an exact search whose family is cheap is tried before the bounds (it often
         # proves at once what partitions of small blocks never reach)
-        cheap = planes / PLANE_RATE <= _CHEAP_SHARE * self.budget
+        cheap = planes / PLANE_RATE <= self.budget.share(_CHEAP_SHARE)
         before = {p: self.results[p].lower for p in order}
         if self._stage(Stage.OBSTRUCTION_COVER, self._obstructions, order,
-                       min(_OBSTRUCTION_SHARE * self.budget, _OBSTRUCTION_SECONDS),
-                       min(_PAIR_SHARE * self.budget, _PAIR_SECONDS)):
+                       min(self.budget.share(_OBSTRUCTION_SHARE), _OBSTRUCTION_SECONDS),
+                       min(self.budget.share(_PAIR_SHARE), _PAIR_SECONDS)):
             return True
         for phase in ("exact", "bounds") if cheap else ("bounds", "exact"):
             if phase == "bounds":
                 # level blocks first; the joint cover that joins them keeps its share
                 if self._stage(Stage.LEVEL_BLOCKS, self._levels, order,
-                               min(time.perf_counter() + _LEVEL_SHARE * self.budget,
-                                   self.deadline - _JOINT_SHARE * self.budget)):
+                               min(time.perf_counter() + self.budget.share(_LEVEL_SHARE),
+                                   self.budget.deadline - self.budget.share(_JOINT_SHARE))):
                     return True
                 if self._stage(Stage.PARTITION_BOUNDS, self._bounds, order,
-                               self.t0 + _BOUND_SHARE * self.budget, self.settings.seed):
+                               self.t0 + self.budget.share(_BOUND_SHARE), self.settings.seed):
                     return True
                 continue
             for p in order if self.K > 1 and enabled(Stage.EXACT_SEARCH) else ():
@@ -553,8 +556,9 @@ class MaxoutSearch:
         low = min((self.results[p] for p in order), key=lambda r: r.lower)
         covered = (low.lower < self.incumbent() and low.bound_method in _COVERS
                    and low.partition is not None)
-        reserve = _JOINT_SHARE * self.budget if covered else 0.0
-        if self._stage(Stage.PARTITION_BOUNDS, self._bounds, order, self.deadline - reserve,
+        reserve = self.budget.share(_JOINT_SHARE) if covered else 0.0
+        if self._stage(Stage.PARTITION_BOUNDS, self._bounds, order,
+                       self.budget.deadline - reserve,
                        self.settings.seed + 1):
             return True
         # the partition bounds stalled before the deadline: the obstructions take the rest
@@ -593,13 +597,13 @@ class MaxoutSearch:
         stopped it."""
         res, (want_w, other_w) = self.results[p], self.weights[p]
         before = res.value
-        if self._refine(p, min(_HEURISTIC_SHARE * self.budget, self.left())):
+        if self._refine(p, self._share(_HEURISTIC_SHARE)):
             return True
         if res.value < before:
             self.say(f"polarity {p:+d}: refined, {res.value:g} errors")
         before = res.value
         if self.K > 1 and enabled(Stage.SURROGATE) and self._surrogates(
-                p, min(_SURROGATE_SHARE * self.budget / _SURROGATE_STARTS, self.left()), 1,
+                p, self._share(_SURROGATE_SHARE / _SURROGATE_STARTS), 1,
                 run=run):
             return True
         if res.value < before:
@@ -608,7 +612,7 @@ class MaxoutSearch:
             return False
         got = self.settings.coreset(
             self.Z, want_w, other_w, self.K,
-            max(min(_HEURISTIC_SHARE * self.budget, self.left()), 1e-3), run=run)
+            at_least(self._share(_HEURISTIC_SHARE)), run=run)
         if got.value < res.value:
             res.value, res.planes = got.value, got.planes
             self.say(f"polarity {p:+d}: heuristic run {run}, {got.value:g} errors")
@@ -670,7 +674,7 @@ class MaxoutSearch:
                     or not self._bounds_fit(p) or not enabled(Stage.PAIR_COVER)):
                 continue
             pairs = clique_cover_bound(self.Z, want_w, other_w, self.K,
-                                       time_limit=max(min(pair_seconds, self.left()), 1e-3),
+                                       time_limit=at_least(min(pair_seconds, self.left())),
                                        cuts=got.cuts, random_state=self.settings.seed + seed)
             if self._take_cover(p, pairs, "pair obstruction cover"):
                 return True
@@ -793,7 +797,7 @@ class MaxoutSearch:
                 continue
             want_w, other_w = self.weights[p]
             got = joint_cover_bound(want_w, other_w, res.rows.cuts.values(), res.rows.blocks,
-                                    time_limit=min(_JOINT_SHARE * self.budget, self.left()))
+                                    time_limit=self._share(_JOINT_SHARE))
             if self._take_cover(p, got, "joint cover", blocks=res.rows.blocks):
                 return True
         return False
@@ -826,7 +830,7 @@ class MaxoutSearch:
         if seconds > self.left():
             return False
         out = exact_union(Z, want_w, other_w, self.K, backend=s.backend, upper_bound=incumbent,
-                          time_limit=max(self.left(), 1e-3), n_jobs=s.n_jobs,
+                          time_limit=at_least(self.left()), n_jobs=s.n_jobs,
                           verbose=s.verbose, problem=problem, work=est.work,
                           lower_bound=res.lower)
         res.n_evaluated += out.n_evaluated
