@@ -183,7 +183,7 @@ def _on_small_planes(Zf, combos, codes, planes, want, dominant):
 
 
 @njit(cache=True, nogil=True)
-def _plane_masks(P, want, dominant):
+def _plane_masks(P, want, dominant):  # noqa: C901 (compiled kernel)
     """The distinct dichotomies of the (at most 64) distinct points ``P``, given in an
     orthonormal frame of the plane they lie on, as bit masks (bit ``i``: point ``i``
     inside), sorted: :func:`_collect` one dimension down, recursively, in the frame of

@@ -42,7 +42,7 @@ PENDING_FIELDS = ("rank", "err_pos", "err_neg", "lower_bound")
 
 
 @njit(cache=True, nogil=True)
-def ice_scan_cpu(Xh, nrm, wpos, wneg, r0, r1, ub_lt, ub_le, rtol, pend):
+def ice_scan_cpu(Xh, nrm, wpos, wneg, r0, r1, ub_lt, ub_le, rtol, pend):  # noqa: C901 (compiled kernel)
     """Search the D-subsets with lexicographic ranks in ``[r0, r1)``.
 
     Parameters

@@ -173,7 +173,7 @@ def _is_canonical(Xh, tn, c, V, vv, q, plane):
 
 
 @cuda.jit(cache=True)
-def _ice_kernel(Xh, tn, wpos, wneg, minw, binom, r0, r1, run, ub_lt, ub_le, c_all, inc,
+def _ice_kernel(Xh, tn, wpos, wneg, minw, binom, r0, r1, run, ub_lt, ub_le, c_all, inc,  # noqa: C901 (compiled kernel)
                 blk_val, blk_rank, blk_orient, pend, npend, overflow):
     """Thread ``t`` searches ranks ``[r0 + t * run, r0 + (t + 1) * run)`` (within ``r1``).
 

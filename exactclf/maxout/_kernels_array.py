@@ -89,8 +89,7 @@ def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le, shou
     ub_lt, ub_le : float
         Only tuples with errors ``< ub_lt`` and ``<= ub_le`` count.
     should_stop : callable, optional
-        Asked before each prefix and each row block (bounded work); when it returns True the
-        search stops there.
+        Asked before each prefix and each row block; True stops the search there.
 
     Returns
     -------
@@ -101,8 +100,7 @@ def union_search_array(xp, F, cover, want, unwanted, K, a, b, ub_lt, ub_le, shou
     n_evaluated : int
         Tuples evaluated.
     r_stop : int
-        ``b`` when the range is settled; after a stop, every tuple with a first index below
-        ``r_stop`` is settled.
+        Every tuple with a first index below it is settled (``b``: the whole range).
     """
     M = F.shape[0]
     dF = xp.asarray(F)

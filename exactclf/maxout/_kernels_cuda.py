@@ -130,7 +130,7 @@ def _last_level(P, d, covered, missed, s, cover, order, S_order, gain_order, bst
 
 
 @cuda.jit(cache=True)
-def _union_kernel(S, cover, gain, top, order, S_order, gain_order, bstart, bend, want,
+def _union_kernel(S, cover, gain, top, order, S_order, gain_order, bstart, bend, want,  # noqa: C901 (compiled kernel)
                   unwanted, a, ub_le, inc, state, best_val, best_idx, n_eval, max_steps):
     """Block ``t`` resumes the search of first index ``a + t`` from ``state[t]`` (as
     :func:`exactclf.maxout._kernels_cpu.union_search_steps`) with its best so far in
