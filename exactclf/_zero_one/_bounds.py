@@ -33,12 +33,10 @@ from .._resources import effective_workers
 from .._warnings import warn
 from ._cover import CoverModel
 from ._iis import IISProblem, peel, solve_iis_cover
-from ._min01 import search_size, solve_min01
+from ._min01 import RATE, search_size, solve_min01
 
 __all__ = ["LowerBound", "conflict_bound", "cover_bound", "lower_bound", "partition_bound"]
 
-#: candidate planes the enumeration scans per second (a conservative planning figure)
-_ICE_RATE = 2e6
 #: a block's search gets at least this many times its predicted enumeration time
 _NEED_SLACK = 2.0
 #: dimension from which the IIS bounds get the larger share of a budget
@@ -72,7 +70,7 @@ def conflict_bound(wpos: np.ndarray, wneg: np.ndarray) -> LowerBound:
 def _block_size(n: int, dim: int, seconds: float) -> int:
     """The largest block size whose enumeration of all blocks fits in ``seconds``."""
     m = n
-    while m > dim + 2 and math.ceil(n / m) * search_size(m, dim) > seconds * _ICE_RATE:
+    while m > dim + 2 and math.ceil(n / m) * search_size(m, dim) > seconds * RATE:
         m = int(m * 0.9)
     return max(m, min(n, dim + 2))
 
@@ -88,7 +86,7 @@ def _block_bound(Z, wpos, wneg, until: float, solver: str,
         return float(np.minimum(wpos, wneg).sum()), False, False
     dim = affine_frame(Z).dim
     if solver == "auto":
-        solver = "ice" if search_size(len(Z), dim) <= seconds * _ICE_RATE else "iis"
+        solver = "ice" if search_size(len(Z), dim) <= seconds * RATE else "iis"
     if solver == "ice":
         res = solve_min01(Z, wpos, wneg, incumbent=incumbent, time_limit=seconds)
         value = res.value if res.complete else float(np.minimum(wpos, wneg).sum())
@@ -129,7 +127,7 @@ def _partition_sum(Z, wpos, wneg, blocks, incumbent, *, deadline: float, solver:
             # least what the block's enumeration is predicted to need where it fits: a block
             # stopped short proves little, so when time runs short fewer blocks are solved,
             # each to the end (an IIS cover's time cannot be predicted: its fair share)
-            need = _NEED_SLACK * search_size(len(block), Z.shape[1]) / _ICE_RATE
+            need = _NEED_SLACK * search_size(len(block), Z.shape[1]) / RATE
             if solver == "iis" or need > left:
                 need = 0.0
             seconds = max(min(left, max(left * workers / (len(search) - i), need)), 1e-3)

@@ -43,7 +43,7 @@ from .._partition import solve_blocks
 from .._resources import effective_workers
 from .._separator import UnrealizableLabeling, max_margin_separator
 from ._iis import solve_iis_cover
-from ._min01 import labeling_errors, search_size, solve_min01
+from ._min01 import RATE, labeling_errors, search_size, solve_min01
 
 __all__ = ["LARGE_NEIGHBOURHOODS_FROM", "improve_from_starts", "improve_incumbent",
            "worth_searching"]
@@ -52,8 +52,6 @@ __all__ = ["LARGE_NEIGHBOURHOODS_FROM", "improve_from_starts", "improve_incumben
 #: there the enumeration's ``C(n, D)`` cost limits its subsets to a few dozen points, the
 #: IIS cover solves larger ones in the same time, and larger subsets reach better planes
 _ENUMERATION_UP_TO = 5
-#: candidates per second assumed when sizing an enumerated subset (a planning figure)
-_RATE = 2e6
 #: seconds per subset solve, and points of an IIS-cover subset per dimension (the IIS cover
 #: proves instances of about this size within such a slice)
 _SLICE = 2.0
@@ -94,7 +92,7 @@ def _subset_size(n: int, dim: int, seconds: float) -> int:
     if dim > _ENUMERATION_UP_TO:
         return min(n, _IIS_POINTS_PER_DIM * dim)
     m = dim + 2
-    while m < n and search_size(m + 1, dim) <= seconds * _RATE:
+    while m < n and search_size(m + 1, dim) <= seconds * RATE:
         m = min(n, max(m + 1, int(m * 1.1)))
     return m
 

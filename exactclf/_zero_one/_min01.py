@@ -46,7 +46,11 @@ from .._search import Candidate, ChunkResult, SearchStopped, run_search
 from ._kernels_array import ice_scan_array
 from ._kernels_cpu import ice_scan_cpu
 
-__all__ = ["Min01Result", "labeling_errors", "solve_min01", "search_size"]
+__all__ = ["RATE", "Min01Result", "labeling_errors", "solve_min01", "search_size"]
+
+#: candidates per second and core assumed wherever an enumeration is planned (a planning
+#: figure: the real rate varies by an order of magnitude with how early the incumbent prunes)
+RATE = 2e6
 
 _PENDING_CAPACITY = 4096
 

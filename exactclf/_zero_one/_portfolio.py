@@ -41,14 +41,11 @@ from ._iis import IISCoverSolver
 from ._incumbent import best_incumbent, incumbent_candidates
 from ._local_cover import local_cover_bound
 from ._local_search import LARGE_NEIGHBOURHOODS_FROM, improve_from_starts, worth_searching
-from ._min01 import labeling_errors, search_size, solve_min01
+from ._min01 import RATE, labeling_errors, search_size, solve_min01
 
 __all__ = ["LinearPlan", "PortfolioResult", "enumeration_seconds", "path_order", "plan_linear",
            "solve_portfolio"]
 
-#: candidates per second and core assumed when estimating run times (a planning figure: the
-#: real rate varies by an order of magnitude with how early the incumbent prunes)
-RATE = 2e6
 #: the enumeration's actual time is within about this factor of :func:`enumeration_seconds`
 #: (either way: an early incumbent prunes more, a late one less)
 _RATE_SLACK = 4.0
