@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "BoundMethod",
     "CERTIFICATE_FORMAT",
     "LASSO_OBJECTIVES",
     "MRC_OBJECTIVES",
@@ -82,6 +83,48 @@ def class_weighted(objective: str, class_weight) -> str:
 #: NGDClassifier
 NGD_OBJECTIVE = ("(training cross-entropy + alpha / 2 * sum of the squared weights) / total "
                  "sample weight, on the data passed to fit")
+
+
+class BoundMethod(str, Enum):
+    """How the ICE and Deep-ICE searches prove a lower bound: the start of
+    ``lower_bound_method_`` (a bound's text may add details, such as a partition's blocks).
+
+    A ``str``: each compares equal to that text. :meth:`of` reads it back.
+
+    Examples
+    --------
+    >>> BoundMethod.of("partition (3/32 blocks of ~60 points solved)")
+    <BoundMethod.PARTITION: 'partition'>
+    >>> BoundMethod.of("IIS cover LP relaxation"), BoundMethod.CONFLICTS == "conflicting duplicates"
+    (<BoundMethod.IIS_LP: 'IIS cover LP relaxation'>, True)
+    """
+
+    CONFLICTS = "conflicting duplicates"
+    EXHAUSTIVE = "exhaustive search"
+    IIS_COVER = "IIS cover"
+    IIS_MASTER = "IIS cover (Benders master)"
+    IIS_LP = "IIS cover LP relaxation"
+    IIS_MIP = "IIS cover MIP"
+    IIS_PACKING = "IIS packing"
+    LOCAL_COVER = "local IIS cover"
+    PARTITION = "partition"
+    # the maxout networks
+    EXACT = "exact"
+    LINEAR = "linear"
+    OBSTRUCTION_COVER = "obstruction cover"
+    PAIR_COVER = "pair obstruction cover"
+    JOINT_COVER = "joint cover"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def of(cls, text: str) -> BoundMethod:
+        """The method whose name is the longest start of ``text``."""
+        starts = [m for m in cls if text.startswith(m.value)]
+        if not starts:
+            raise ValueError(f"not a bound method: {text!r}")
+        return max(starts, key=lambda m: len(m.value))
 
 
 class StopReason(str, Enum):
@@ -245,6 +288,10 @@ class Certificate:
     n_samples: int
     rtol: float = 0.0
     witness: Witness = field(default_factory=Witness)
+
+    def __post_init__(self):
+        # a BoundMethod (a str) is kept as its text: the attribute is documented as str
+        object.__setattr__(self, "bound_method", str(self.bound_method))
 
     @property
     def gap(self) -> float:

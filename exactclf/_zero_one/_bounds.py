@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._certificate import StopReason
+from .._certificate import BoundMethod, StopReason
 from .._geometry import affine_frame
 from .._partition import error_blocks, merged_pairs, random_blocks, solve_blocks, spatial_blocks
 from .._resources import effective_workers
@@ -64,7 +64,7 @@ def conflict_bound(wpos: np.ndarray, wneg: np.ndarray) -> LowerBound:
     >>> conflict_bound(np.array([2.0, 1.0]), np.array([1.0, 0.0])).value
     1.0
     """
-    return LowerBound(float(np.minimum(wpos, wneg).sum()), "conflicting duplicates")
+    return LowerBound(float(np.minimum(wpos, wneg).sum()), BoundMethod.CONFLICTS)
 
 
 def _block_size(n: int, dim: int, seconds: float) -> int:
@@ -323,7 +323,7 @@ def cover_bound(
             x, bound, _ = master.solve(integer=False,
                                        time_limit=deadline - time.perf_counter())
             if prob.base + bound > best.value:
-                best = LowerBound(prob.base + bound, "IIS cover LP relaxation")
+                best = LowerBound(prob.base + bound, BoundMethod.IIS_LP)
             if x is None:
                 break
             cuts, _ = peel(prob.oracle, x < eps, cost, rng, deadline)
@@ -333,7 +333,7 @@ def cover_bound(
             _, bound, _ = master.solve(integer=True,
                                        time_limit=deadline - time.perf_counter())
             if prob.base + bound > best.value:
-                best = LowerBound(prob.base + bound, "IIS cover MIP")
+                best = LowerBound(prob.base + bound, BoundMethod.IIS_MIP)
     except FloatingPointError:
         pass  # a subset floating point cannot decide: the bound so far stands
     except KeyboardInterrupt:

@@ -32,6 +32,7 @@ from scipy.spatial import cKDTree
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
+from .._certificate import BoundMethod
 from .._warnings import warn
 from ._bounds import LowerBound
 from ._cover import CoverModel
@@ -270,7 +271,7 @@ def local_cover_bound(
     wpos = np.asarray(wpos, dtype=np.float64)
     wneg = np.asarray(wneg, dtype=np.float64)
     prob = IISProblem(np.asarray(Z, dtype=np.float64), wpos, wneg)
-    best = LocalCoverBound(prob.base, "conflicting duplicates")
+    best = LocalCoverBound(prob.base, BoundMethod.CONFLICTS)
     if len(prob.active) == 0 or prob.Zf.shape[1] == 0:
         return best
     cover = _LocalCover(prob, anchors, hull_only, best, rng)

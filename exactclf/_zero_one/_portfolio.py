@@ -30,7 +30,7 @@ import numpy as np
 
 from .._backend import CPU, Backend
 from .._budget import Budget, at_least
-from .._certificate import StopReason
+from .._certificate import BoundMethod, StopReason
 from .._combinatorics import MAX_RANK
 from .._resources import effective_workers
 from .._stages import Stage, enabled
@@ -576,10 +576,11 @@ class _Portfolio:
         else:
             res = self.iis.run(seconds, lp_reserve)
         if res.lower_bound > self.bound.value:
-            self.bound = LowerBound(res.lower_bound, "IIS cover (Benders master)")
+            self.bound = LowerBound(res.lower_bound, BoundMethod.IIS_MASTER)
             self.iis_bound = True
         if res.complete:
-            self.proven_by, self.bound.method, self.iis_bound = "iis_cover", "IIS cover", True
+            self.proven_by, self.iis_bound = "iis_cover", True
+            self.bound.method = BoundMethod.IIS_COVER
         elif res.stop_reason == StopReason.INTERRUPTED:
             self.stop_reason = StopReason.INTERRUPTED
         elif res.stop_reason != StopReason.TIME_LIMIT:
@@ -644,7 +645,7 @@ class _Portfolio:
         quick :func:`lower_bound`, in the reserve (without a time limit, a tenth of the time
         spent within :data:`_BOUND_SECONDS_MIN` and :data:`_BOUND_SECONDS_MAX`)."""
         if self.exhausted:
-            self.bound = LowerBound(self.best, "exhaustive search")
+            self.bound = LowerBound(self.best, BoundMethod.EXHAUSTIVE)
             self.iis_bound, self.local_cuts = False, None
             return
         if (self.proven_by is not None or self.stop_reason == StopReason.INTERRUPTED

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .._certificate import StopReason
+from .._certificate import BoundMethod, StopReason
 from .._combinatorics import n_combinations
 from .._geometry import affine_frame
 from .._partition import error_blocks, solve_blocks, spatial_blocks
@@ -253,7 +253,7 @@ def _with_partition(best: PartitionBound, blocks, sums: _Sums) -> PartitionBound
     best.interrupted = best.interrupted or sums.interrupted
     whole = len(blocks) == 1 == sums.solved  # the exact optimum itself
     if total > best.value or (whole and total >= best.value):
-        return PartitionBound(total, "exact" if whole else "partition",
+        return PartitionBound(total, BoundMethod.EXACT if whole else BoundMethod.PARTITION,
                               interrupted=best.interrupted)
     return best
 
@@ -373,7 +373,7 @@ def partition_bound(
     n = len(Z)
     dim = affine_frame(Z).dim if n > 1 else 0
     if n <= 1 or dim == 0:  # one distinct point (or none): conflicts are the optimum
-        best.method = "exact" if n <= 1 else best.method
+        best.method = BoundMethod.EXACT if n <= 1 else best.method
         return best
     sizes = _BlockSizes.first(K, dim, n, effective_workers(n_jobs), start, block_size)
     inside = union_on(Z, planes) if planes else None

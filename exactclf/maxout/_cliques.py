@@ -29,6 +29,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .._certificate import BoundMethod
 from .._warnings import warn
 from .._zero_one._cover import CoverModel
 from .._zero_one._iis import IISProblem
@@ -185,7 +186,7 @@ def clique_cover_bound(
     rng = np.random.default_rng(random_state)
     prob = IISProblem(np.asarray(Z, dtype=np.float64), np.asarray(want_w, dtype=np.float64),
                       np.asarray(other_w, dtype=np.float64))
-    best = LocalCoverBound(prob.base, "conflicting duplicates")
+    best = LocalCoverBound(prob.base, BoundMethod.CONFLICTS)
     if len(prob.active) == 0 or prob.Zf.shape[1] == 0:
         return best
     position = np.full(len(Z), -1)
@@ -203,7 +204,7 @@ def clique_cover_bound(
             left = deadline - time.perf_counter()
             x, bound, _ = master.solve(integer=True, time_limit=_MIP_SHARE * left)
             if prob.base + bound > best.value:
-                best = LocalCoverBound(prob.base + bound, "pair obstruction cover",
+                best = LocalCoverBound(prob.base + bound, BoundMethod.PAIR_COVER,
                                        cuts=[prob.active[t] for t in master.cuts],
                                        relations=dict(relations))
                 stalled = 0

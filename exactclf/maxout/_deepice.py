@@ -17,6 +17,7 @@ from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, check_count_weights, validate_binary
 from .._certificate import (
     ZERO_ONE_OBJECTIVE,
+    BoundMethod,
     Certificate,
     StopReason,
     Witness,
@@ -49,17 +50,17 @@ _TUPLE_RATE = 1e10
 _MAX_SECONDS = 86400.0
 #: why a bound without a compact witness has none, by ``lower_bound_method_``
 _NO_WITNESS = {
-    "exact": "a complete search (an enumeration of the networks of each polarity, pruned "
+    BoundMethod.EXACT: "a complete search (an enumeration of the networks of each polarity, pruned "
              "against an incumbent; for K = 1 possibly the IIS cover) has no compact witness",
-    "partition": "a partition bound sums the optima of blocks of the points, each proven "
+    BoundMethod.PARTITION: "a partition bound sums the optima of blocks of the points, each proven "
                  "by an enumeration of the block's networks: no compact witness",
-    "linear": "the bound of the linear problem (K = 1) proven by ICEClassifier's search "
+    BoundMethod.LINEAR: "the bound of the linear problem (K = 1) proven by ICEClassifier's search "
               "keeps no witness here: a partition sum, or IISs without exact multipliers "
               "on the samples",
 }
 #: a cover bound has a witness when both polarities' bounds have one
 _NO_WITNESS.update(dict.fromkeys(
-    ("obstruction cover", "pair obstruction cover", "joint cover"),
+    (BoundMethod.OBSTRUCTION_COVER, BoundMethod.PAIR_COVER, BoundMethod.JOINT_COVER),
     "the obstructions are kept only when covers (or partitions) prove the bound for every "
     "polarity, and every IIS of them has exact multipliers on the samples; here one does not"))
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._certificate import BoundMethod
 from .._warnings import warn
 from .._zero_one._cover import CoverModel
 from .._zero_one._local_cover import LocalCoverBound
@@ -102,7 +103,7 @@ def joint_cover_bound(
     want_w = np.asarray(want_w, dtype=np.float64)
     other_w = np.asarray(other_w, dtype=np.float64)
     base = np.minimum(want_w, other_w)
-    best = LocalCoverBound(float(base.sum()), "conflicting duplicates")
+    best = LocalCoverBound(float(base.sum()), BoundMethod.CONFLICTS)
     cuts, blocks = list(cuts), list(blocks)
     if not cuts and not blocks:
         return best
@@ -127,7 +128,7 @@ def joint_cover_bound(
         best.interrupted = True
     else:
         if bound > 0:
-            best = LocalCoverBound(best.value + bound, "joint cover",
+            best = LocalCoverBound(best.value + bound, BoundMethod.JOINT_COVER,
                                    cuts=[active[t] for t in master.cuts])
     best.elapsed = time.perf_counter() - t0
     return best

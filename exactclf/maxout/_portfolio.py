@@ -38,7 +38,7 @@ import numpy as np
 
 from .._backend import Backend
 from .._budget import Budget, at_least
-from .._certificate import StopReason
+from .._certificate import BoundMethod, StopReason
 from .._combinatorics import n_combinations
 from .._partition import level_blocks
 from .._resources import fits_memory
@@ -116,7 +116,8 @@ _LEVEL_SHARE = 0.3
 #: MIP), after the bounds and before the networks get what is left, when a cover (one of
 #: ``_COVERS``) holds the fit's bound after partitions were tried
 _JOINT_SHARE = 0.1
-_COVERS = frozenset({"obstruction cover", "pair obstruction cover", "joint cover"})
+_COVERS = frozenset({BoundMethod.OBSTRUCTION_COVER, BoundMethod.PAIR_COVER,
+                     BoundMethod.JOINT_COVER})
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ class PolarityResult:
     lower: float
     n_evaluated: int
     stop_reason: str | None
-    bound_method: str = "conflicting duplicates"
+    bound_method: str = BoundMethod.CONFLICTS
     n_tuples: int = 0
     partition: PartitionBound | None = None  # where the partition bounds go on
     # what the covers and partitions proved, as rows of one joint cover
@@ -194,7 +195,7 @@ class SearchSettings:
                             verbose=self.verbose if final else 0)
         stop = res.stop_reason if final or res.stop_reason == StopReason.INTERRUPTED else None
         return PolarityResult(res.value, res.planes, res.lower_bound, res.n_evaluated, stop,
-                              "partition")
+                              BoundMethod.PARTITION)
 
 
 def _linear_bound(res) -> tuple[float, str, CoverProof | None]:
@@ -202,9 +203,10 @@ def _linear_bound(res) -> tuple[float, str, CoverProof | None]:
     they prove it: its value when complete (the IIS cover within its relative tolerance, as
     ICEClassifier takes it), else its lower bound."""
     if res.complete:
-        return res.value, "exact", None
-    proof = None if res.iis is None else CoverProof(res.lower_bound, "linear", list(res.iis))
-    return res.lower_bound, "linear", proof
+        return res.value, BoundMethod.EXACT, None
+    proof = None if res.iis is None else CoverProof(res.lower_bound, BoundMethod.LINEAR,
+                                                    list(res.iis))
+    return res.lower_bound, BoundMethod.LINEAR, proof
 
 
 class MaxoutSearch:
@@ -364,7 +366,7 @@ class MaxoutSearch:
             # a complete search proves that no network errs less than its value (or than
             # the bound it was asked to beat); otherwise only conflicting duplicates bound it
             conflicts = conflict_bound(want_w, other_w)
-            lower, how = ((min(res.value, upper_bound), "exact") if res.complete
+            lower, how = ((min(res.value, upper_bound), BoundMethod.EXACT) if res.complete
                           else (conflicts.value, conflicts.method))
             proof = None
         planes, value, exact = realize_union(Z, sets, want_w, other_w)
@@ -668,7 +670,7 @@ class MaxoutSearch:
             got = local_cover_bound(self.Z, want_w, other_w, anchors=missed, hull_only=True,
                                     time_limit=min(seconds, self.left()),
                                     random_state=self.settings.seed + seed)
-            if self._take_cover(p, got, "obstruction cover"):
+            if self._take_cover(p, got, BoundMethod.OBSTRUCTION_COVER):
                 return True
             if (self.K == 1 or res.lower >= self.incumbent() or pair_seconds <= 0
                     or not self._bounds_fit(p) or not enabled(Stage.PAIR_COVER)):
@@ -676,7 +678,7 @@ class MaxoutSearch:
             pairs = clique_cover_bound(self.Z, want_w, other_w, self.K,
                                        time_limit=at_least(min(pair_seconds, self.left())),
                                        cuts=got.cuts, random_state=self.settings.seed + seed)
-            if self._take_cover(p, pairs, "pair obstruction cover"):
+            if self._take_cover(p, pairs, BoundMethod.PAIR_COVER):
                 return True
         return False
 
@@ -798,7 +800,7 @@ class MaxoutSearch:
             want_w, other_w = self.weights[p]
             got = joint_cover_bound(want_w, other_w, res.rows.cuts.values(), res.rows.blocks,
                                     time_limit=self._share(_JOINT_SHARE))
-            if self._take_cover(p, got, "joint cover", blocks=res.rows.blocks):
+            if self._take_cover(p, got, BoundMethod.JOINT_COVER, blocks=res.rows.blocks):
                 return True
         return False
 
@@ -837,7 +839,7 @@ class MaxoutSearch:
         if out.value < incumbent:
             self._adopt(out.sets, want_w, other_w, res)
         if out.complete and res.lower < min(out.value, incumbent):
-            res.lower, res.bound_method = min(out.value, incumbent), "exact"
+            res.lower, res.bound_method = min(out.value, incumbent), BoundMethod.EXACT
         if out.stop_reason is not None:
             res.stop_reason = out.stop_reason
         return out.stop_reason == StopReason.INTERRUPTED
