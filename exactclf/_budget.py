@@ -11,7 +11,12 @@ from __future__ import annotations
 import math
 import time
 
-__all__ = ["MIN_SECONDS", "Budget", "at_least"]
+__all__ = ["LONGEST_SEARCH", "MIN_SECONDS", "Budget", "at_least"]
+
+#: an exact search predicted to take longer than this (a day) is refused without a budget,
+#: and gets no turns in a schedule without a time limit: past it, a user is better served
+#: by a time limit and the bound it proves than by waiting
+LONGEST_SEARCH = 86400.0
 
 #: the shortest time handed to a stage: the solvers and searches below take a positive
 #: limit (0 or a negative one would mean "no limit" or fail), so a stage whose share is

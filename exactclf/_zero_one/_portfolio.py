@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._backend import CPU, Backend
-from .._budget import Budget, at_least
+from .._budget import LONGEST_SEARCH, Budget, at_least
 from .._certificate import BoundMethod, StopReason
 from .._combinatorics import MAX_RANK
 from .._resources import effective_workers
@@ -101,10 +101,6 @@ _MILP_TURN_GAP = 0.1
 #: when the IIS cover runs alone to a time limit, this share of its time (at most these
 #: seconds) is kept for the LP relaxation of its master over the IISs of its last rounds
 _FINAL_LP_SHARE, _FINAL_LP_SECONDS = 0.1, 5.0
-#: without a time limit, an enumeration predicted to outlast this even at its best rate
-#: (``_RATE_SLACK`` times the planning rate) gets no turns: the IIS cover, exact as well,
-#: runs alone
-_HOPELESS_SECONDS = 86400.0
 #: the stage name of each path's turn in a fit's trace
 _PATH_STAGES = {"exact": Stage.ENUMERATION, "iis_cover": Stage.IIS_COVER}
 
@@ -154,8 +150,8 @@ def path_order(method: str, dim: int, total: int, n_jobs: int | None,
     ``benchmarks/ice_vs_baselines.py``: from D = 5 the cover proves every instance first);
     below, the enumeration first. The enumeration is left out, in any dimension, where it
     cannot complete: beyond its addressable ranks, or predicted to outlast ``time_limit``
-    (without one, :data:`_HOPELESS_SECONDS`) even at its best rate (a stopped enumeration
-    restarts, so its slices would be lost).
+    (without one, :data:`~exactclf._budget.LONGEST_SEARCH`) even at its best rate (a
+    stopped enumeration restarts, so its slices would be lost).
 
     Examples
     --------
@@ -171,7 +167,7 @@ def path_order(method: str, dim: int, total: int, n_jobs: int | None,
     if method != "auto":
         return [method]
     seconds = enumeration_seconds(total, n_jobs)
-    horizon = _HOPELESS_SECONDS if time_limit is None else time_limit
+    horizon = LONGEST_SEARCH if time_limit is None else time_limit
     if total > MAX_RANK or seconds / _RATE_SLACK > horizon:
         return ["iis_cover"]
     if dim < _IIS_FIRST_DIM or seconds <= _MIN_SLICE:

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, check_count_weights, validate_binary
+from .._budget import LONGEST_SEARCH
 from .._certificate import (
     ZERO_ONE_OBJECTIVE,
     BoundMethod,
@@ -45,9 +46,8 @@ _MAX_EXACT_TUPLES = 1e10
 _MAX_EXACT_PLANES = 2e5
 _MAX_EXACT_LINEAR = 1e9
 #: method="exact" is refused without a budget when even this K-tuple rate per core (strong
-#: pruning) needs more than _MAX_SECONDS
+#: pruning) needs more than LONGEST_SEARCH
 _TUPLE_RATE = 1e10
-_MAX_SECONDS = 86400.0
 #: why a bound without a compact witness has none, by ``lower_bound_method_``
 _NO_WITNESS = {
     BoundMethod.EXACT: "a complete search (an enumeration of the networks of each polarity, pruned "
@@ -443,7 +443,7 @@ class DeepICEMaxoutClassifier(BinaryClassifierMixin, BaseEstimator):
                    "points.")
         check_memory(family_bytes(n, planes), what, instead)
         seconds = 10 ** (log_tuples - math.log10(_TUPLE_RATE * n_jobs))
-        if self.time_limit is None and self.max_candidates is None and seconds > _MAX_SECONDS:
+        if self.time_limit is None and self.max_candidates is None and seconds > LONGEST_SEARCH:
             raise ValueError(
                 f"{what} has about 1e{log_tuples:.0f} K-tuples of half-spaces to search; even "
                 f"with strong pruning ({_TUPLE_RATE:.0e} per second on each of {n_jobs} "
