@@ -364,8 +364,7 @@ class _Portfolio:
         self.trace = trace or FitTrace(budget.start)
         self.backend, self.max_candidates = backend, max_candidates
         self.n_jobs, self.verbose, self.mip_solver = n_jobs, verbose, mip_solver
-        # a tenth of a time limit is kept for the quick bound, until the IIS cover proves
-        # more than the conflicting duplicates
+        # a tenth of a time limit is kept for the quick bound (see paths())
         self.reserve = budget.share(_BOUND_SHARE, default=0.0)
         self.bound = conflict_bound(wpos, wneg)
         self.cands: list = []
@@ -503,7 +502,10 @@ class _Portfolio:
         slice_ = _first_slice(active[0], self.total, self.n_jobs) if active else 0.0
         while active and self.stop_reason is None and self.proven_by is None:
             for path in list(active):
-                left = self.budget.left(keep=0.0 if self.iis_bound else self.reserve)
+                # the quick bound's reserve is kept until a bound beyond the conflicts
+                # (the IIS cover's, or the local cover's beyond the exact range) makes it moot
+                moot = self.iis_bound or self.bounded_beyond
+                left = self.budget.left(keep=0.0 if moot else self.reserve)
                 if left <= 0:
                     self.stop_reason = StopReason.TIME_LIMIT
                     break
