@@ -2,9 +2,12 @@
 schedule, then once without each stage that the full fit ran (``exactclf._stages.ablated``).
 
     python benchmarks/ablation.py [--estimators ice deepice] [--budget 30] [--quick]
+                                  [--budgeted-only] [--stages NAME ...] [--repeat 1]
                                   [--out benchmarks/results/ablation.txt]
 
-Instances (defaults; ``--quick`` keeps the first of each group):
+Instances (defaults; ``--quick`` keeps the first of each group, ``--budgeted-only`` the
+fits with a time limit; ``--stages`` leaves out only the stages named; ``--repeat N`` runs
+every fit N times and reports their medians):
 
 - ICEClassifier without a time limit on the ICE paper's four data sets and on ten seeded
   Gaussian instances in D = 5-8 (a random linear rule, 10 % of labels flipped); without a
@@ -94,15 +97,17 @@ def _split(loader):
     return X_train, y_train
 
 
-def instances(budget: float, estimators, quick: bool) -> list[Instance]:
+def instances(budget: float, estimators, quick: bool, budgeted_only: bool = False
+              ) -> list[Instance]:
     groups = []
-    if "ice" in estimators:
+    if "ice" in estimators and not budgeted_only:
         groups.append([Instance(name, *loader(return_X_y=True), "ice") for name, loader in [
             ("voicepath", ds.load_voicepath), ("haberman", ds.load_haberman),
             ("caesarian", ds.load_caesarian), ("cryotherapy", ds.load_cryotherapy)]])
         groups.append([Instance(f"gauss{n}x{d}", *_gaussian(n, d, 1000 * d + n), "ice")
                        for n, d in [(150, 5), (200, 5), (100, 6), (150, 6), (90, 7),
                                     (120, 7), (80, 8), (100, 8), (120, 8), (60, 8)]])
+    if "ice" in estimators:
         groups.append([Instance(f"{name} 80%", *_split(loader), "ice", time_limit=budget)
                        for name, loader in LARGE.items()])
     if "deepice" in estimators:
@@ -117,9 +122,22 @@ def instances(budget: float, estimators, quick: bool) -> list[Instance]:
 
 
 def _ran(clf) -> set[str]:
-    """The stages a fit ran, from its trace."""
+    """The stages a fit ran, from its trace (the final LP runs only under a time limit)."""
     ran = {row.stage.split(" (")[0] for row in clf.fit_trace_}
-    return ran | {str(s) for s, host in INSIDE.items() if str(host) in ran}
+    inside = {str(s) for s, host in INSIDE.items() if str(host) in ran}
+    if clf.time_limit is None:
+        inside.discard(str(Stage.FINAL_LP))
+    return ran | inside
+
+
+def _median_row(inst, repeat, time_limit=None):
+    """The fit's row, each figure the median of ``repeat`` fits; and the first fit."""
+    fits = [inst.fit(time_limit) for _ in range(repeat)]
+    rows = [_row(*fit) for fit in fits]
+    med = {key: float(np.median([r[key] for r in rows])) for key in
+           ("errors", "bound", "gap", "seconds")}
+    med["proven"] = sum(r["proven"] for r in rows) * 2 > len(rows)
+    return med, fits[0][0]
 
 
 def _row(clf, seconds):
@@ -150,12 +168,12 @@ def _fmt(name, r, verdict=""):
             f"{r['seconds']:>8.2f} {'yes' if r['proven'] else 'no':>6}  {verdict}")
 
 
-def run(insts, stages_of, say):
+def run(insts, stages_of, say, repeat=1):
     """The table's lines; a summary of each stage's verdicts by instance."""
     summary = {}
     for inst in insts:
-        clf, seconds = inst.fit()
-        full = _row(clf, seconds)
+        full, clf = _median_row(inst, repeat)
+        seconds = full["seconds"]
         ran = _ran(clf)
         budget = "none" if inst.time_limit is None else f"{inst.time_limit:g} s"
         say(f"\n{inst.name} ({len(inst.X)} x {inst.X.shape[1]}), {inst.estimator}"
@@ -169,8 +187,8 @@ def run(insts, stages_of, say):
             with ablated(stage):
                 # a fit without a time limit gets one when a stage is left out, so that a
                 # schedule that cannot prove without it ends
-                off = _row(*inst.fit(None if inst.time_limit else max(
-                    UNLIMITED_CAP, UNLIMITED_FACTOR * seconds)))
+                off, _ = _median_row(inst, repeat, None if inst.time_limit else max(
+                    UNLIMITED_CAP, UNLIMITED_FACTOR * seconds))
             verdict = _verdict(full, off)
             summary.setdefault(str(stage), []).append((inst.name, inst.K, verdict))
             say(_fmt(f"- {stage}", off, verdict))
@@ -183,6 +201,9 @@ def main(argv=None):
                         choices=["ice", "deepice"])
     parser.add_argument("--budget", type=float, default=30.0)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--budgeted-only", action="store_true")
+    parser.add_argument("--stages", nargs="+", default=None, choices=[str(s) for s in Stage])
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     out = open(args.out, "a") if args.out else None
@@ -195,11 +216,15 @@ def main(argv=None):
     say(f"# benchmarks/ablation.py {' '.join(argv if argv is not None else sys.argv[1:])}"
         f"\n# {time.strftime('%Y-%m-%d %H:%M')} UTC, {platform.processor() or platform.machine()}"
         f", {os.cpu_count()} cores, python {platform.python_version()}")
-    insts = instances(args.budget, args.estimators, args.quick)
-    summary = run(insts, lambda inst: ICE_STAGES if inst.estimator == "ice"
-                  else DEEPICE_STAGES, say)
+    insts = instances(args.budget, args.estimators, args.quick, args.budgeted_only)
+    chosen = None if args.stages is None else {Stage(s) for s in args.stages}
+    summary = run(insts, lambda inst: [
+        s for s in (ICE_STAGES if inst.estimator == "ice" else DEEPICE_STAGES)
+        if chosen is None or s in chosen], say, args.repeat)
     say("\n# per stage: instances where leaving it out was worse / better / the same")
     for stage in ICE_STAGES + DEEPICE_STAGES:
+        if chosen is not None and stage not in chosen:
+            continue
         rows = summary.get(str(stage), [])
         if not rows:
             say(f"{stage!s:<28} never ran")
