@@ -61,7 +61,7 @@ def certificate(model) -> str:
         text = (f"worst-case risk <= {_bound(cert.value, up=True)} (randomized rule, "
                 "training inputs)")
         return text if cert.is_optimal else f"{text}; NOT proven minimax{stopped}"
-    if cert.objective == ZERO_ONE_OBJECTIVE:
+    if cert.objective.startswith(ZERO_ONE_OBJECTIVE):  # class weights name themselves after it
         if cert.is_optimal:
             return "proven optimal"
         return (f"NOT proven optimal: the optimum is between {_number(cert.bound)} and "
@@ -115,6 +115,11 @@ def describe_model(model, names: Sequence[str]) -> str:
                   f"  > 0,  else {c[0]!r}",
                   f"training errors: {_number(model.certificate_.value)} "
                   f"({certificate(model)})"]
+        k = getattr(model, "max_features", None)
+        if k is not None and k < len(names):
+            used = [_name(names[j]) for j in np.flatnonzero(model.coef_[0])]
+            lines.append(f"features used: {', '.join(used) or 'none'} ({len(used)} of "
+                         f"{len(names)}); the proof is over the {model.certificate_.model_class}")
     elif isinstance(model, DeepICEMaxoutClassifier):
         inside, other = (c[1], c[0]) if model.polarity_ == 1 else (c[0], c[1])
         lines.append(f"predict {inside!r} if ANY of:")

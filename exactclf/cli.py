@@ -146,21 +146,37 @@ def _class_weights(text: str, y: np.ndarray) -> str | dict:
     return weights
 
 
+def _max_features(text: str) -> int:
+    """``--max-features``: a whole number of features, at least 1."""
+    value = text.strip()
+    if not (value.isascii() and value.isdigit() and int(value) >= 1):
+        raise ValueError(f"--max-features expects a whole number of features >= 1, got "
+                         f"{text!r}")
+    return int(value)
+
+
 def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output: str | None,
             *, drop_missing_target: bool = False, certificate: str | None = None, out=None,
-            err=None, class_weight: str | None = None) -> Path:
+            err=None, class_weight: str | None = None,
+            max_features: str | None = None) -> Path:
     """``exactclf fit``: check the output, read the CSV, fit, save, print the model.
 
     Everything that can be checked before the fit is (parameters, the output locations, the
     data, at least two classes); a failing ``fit`` raises :class:`FitFailed`. Warnings of the
     fit go to ``err``, one line each, and the printed certificate says whether the model is
     proven; ``certificate`` names a file to write it to as JSON; ``class_weight`` is the
-    text of ``--class-weight`` (see :func:`_class_weights`).
+    text of ``--class-weight`` (see :func:`_class_weights`), ``max_features`` that of
+    ``--max-features`` (see :func:`_max_features`).
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     path = Path(path)
     model = _make_model(model_name, params)
+    if max_features is not None:
+        if "max_features" not in model.get_params():
+            raise ValueError(f"--max-features: {type(model).__name__} takes no max_features")
+        model.set_params(max_features=_max_features(max_features))
+        model._validate_params()
     X, y, names, dropped = read_csv(path, target, drop_missing_target=drop_missing_target)
     dest = _destination(path, output, model_name)
     cert_dest = (None if certificate is None
@@ -339,6 +355,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="what an error on each class costs, times the sample's weight: "
                             "'balanced', or weights by label as the CSV writes it "
                             "(e.g. 'yes=5,no=1'); the certificate counts them")
+    p_fit.add_argument("--max-features", metavar="K",
+                       help="ice: the best rule on at most K features (the printed rule "
+                            "shows only those), proven over every subset of K features")
     p_fit.add_argument("--output", help="file or existing directory to save the model to "
                                         "(default: CSV.MODEL.joblib next to the CSV); never "
                                         "the input file; checked before fitting")
@@ -374,7 +393,7 @@ def _fit_command(args) -> int:
     try:
         fit_csv(args.csv, args.target, args.model, _parse_params(args.param), args.output,
                 drop_missing_target=args.drop_missing_target, certificate=args.certificate,
-                class_weight=args.class_weight)
+                class_weight=args.class_weight, max_features=args.max_features)
     except KeyboardInterrupt:
         if args.debug:
             raise

@@ -3,10 +3,12 @@
 :func:`verify` takes a fitted model, the data it was fitted on and, optionally, a certificate
 read back from JSON (the model's own ``certificate_`` otherwise), and re-checks all that can
 be re-checked: the data fingerprint, the value of the returned model, ``bound <= value``, the
-optimality claim against the bound, and the bound's witness where the proof has a compact
-one. The witness checkers (one module each, keyed by ``Witness.kind``) use only numpy, scipy
-and exact rational arithmetic on the data: none of them imports the search, solver or LP
-code that produced the certificate.
+optimality claim against the bound, the model class where the estimator's parameters
+constrain it (``max_features``: the class named, and the model in it), and the bound's
+witness where the proof has a compact one. The witness checkers (one module each, keyed by
+``Witness.kind``; ``feature_subsets`` in :mod:`._profiles`) use only numpy, scipy and exact
+rational arithmetic on the data: none of them imports the search, solver or LP code that
+produced the certificate.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ._iis import check_iis_cover
 from ._lasso import check_lasso_dual
 from ._maxout import check_maxout_cover
 from ._mrc import check_mrc_dual
-from ._profiles import profile_of
+from ._profiles import check_feature_subsets, profile_of
 
 __all__ = ["Check", "VerificationReport", "verify", "WITNESS_CHECKERS"]
 
@@ -74,6 +76,7 @@ class VerificationReport:
 #: profile's optimality tolerance (the slack a solver-derived bound is held to)
 WITNESS_CHECKERS: dict[str, Callable] = {
     "conflicts": check_conflicts,
+    "feature_subsets": check_feature_subsets,
     "iis_cover": check_iis_cover,
     "lasso_dual": check_lasso_dual,
     "maxout_cover": check_maxout_cover,
@@ -230,6 +233,14 @@ def _verify(report, model, X, y, sample_weight, certificate) -> None:
     report.add("objective", cert.objective == expected,
                f"{type(est).__name__} minimizes {expected!r}; the certificate says "
                f"{cert.objective!r}")
+    if profile.model_class is not None:
+        models = profile.model_class(est)
+        report.add("model class", cert.model_class == models,
+                   f"the model's parameters make its class {models!r}; the certificate says "
+                   f"{cert.model_class!r}")
+    held = None if profile.constraint is None else profile.constraint(est)
+    if held is not None:
+        report.add("model in its class", *held)
     kind = cert.witness.kind
     if not report.add("witness kind", kind in profile.witnesses,
                       f"{kind!r}; a {type(est).__name__} bound is proven by "

@@ -1,15 +1,21 @@
 """What :func:`exactclf.verify` holds each estimator's certificate to, derived from the
 estimator's class alone: the objective it must state, how its value is re-computed from the
-model, which witness kinds can prove its bound, and the tolerance of an optimality claim.
+model, which witness kinds can prove its bound, the tolerance of an optimality claim and,
+where the class constrains its models (``ICEClassifier(max_features=k)``), the model class
+the certificate must name and the check that the model is in it.
 
-Nothing here is read from the certificate under test.
+Nothing here is read from the certificate under test. The checker of the ``feature_subsets``
+witness (:func:`check_feature_subsets`) lives here too: it re-derives, for every subset of
+``k`` features, the bounds that need no witness and re-checks the subsets' own witnesses.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -18,13 +24,20 @@ from .._certificate import (
     MRC_OBJECTIVES,
     NGD_OBJECTIVE,
     ZERO_ONE_OBJECTIVE,
+    Witness,
     class_weighted,
 )
+from ._conflicts import conflict_sum
+from ._iis import check_iis_cover
 from ._lasso import lasso_objective
 from ._mrc import mrc_terms
-from ._tolerances import LASSO_RTOL, MRC_RTOL, zero_one_rtol
+from ._tolerances import ENUMERATION_RTOL, LASSO_RTOL, MRC_RTOL, integral_weights, zero_one_rtol
 
-__all__ = ["Profile", "Value", "profile_of"]
+__all__ = ["Profile", "Value", "affine_model_class", "check_feature_subsets",
+           "profile_of", "zero_one_claim_rtol"]
+
+#: the models of an unconstrained ICEClassifier's certificate
+AFFINE = "affine classifiers (sign(w.x + b))"
 
 _EPS = np.finfo(np.float64).eps
 
@@ -56,6 +69,11 @@ class Profile:
     value: Callable[..., Value]
     witnesses: frozenset[str]
     optimality_rtol: Callable[[str, np.ndarray], float | None]
+    #: ``model_class(model)``: the wording ``Certificate.model_class`` must have (None: the
+    #: wording is not held to one); ``constraint(model)``: whether the model is in that
+    #: class, with what was compared (None: nothing to check)
+    model_class: Callable[[object], str] | None = None
+    constraint: Callable[[object], tuple[bool, str] | None] | None = None
 
 
 def _zero_one_value(model, X, y, w) -> Value:
@@ -119,11 +137,176 @@ def _lasso_objective_text(model) -> str:
                           getattr(model, "class_weight", None))
 
 
+def affine_model_class(max_features: int | None, n_features: int) -> str:
+    """The models an ICEClassifier's certificate ranges over: the affine classifiers, using at
+    most ``max_features`` of the ``n_features`` features where that is a constraint.
+
+    Examples
+    --------
+    >>> affine_model_class(None, 4)
+    'affine classifiers (sign(w.x + b))'
+    >>> affine_model_class(2, 4)
+    'affine classifiers (sign(w.x + b)) using at most 2 of the 4 features'
+    >>> affine_model_class(5, 4) == affine_model_class(None, 4)
+    True
+    """
+    if max_features is None or max_features >= n_features:
+        return AFFINE
+    return f"{AFFINE} using at most {max_features} of the {n_features} features"
+
+
+def zero_one_claim_rtol(witness_kind: str, w) -> float:
+    """The tolerance of an ICEClassifier's optimality claim: :func:`zero_one_rtol`, with a
+    ``feature_subsets`` proof held to the IIS cover's tolerance (one of its subsets' bounds
+    may be an IIS cover's; with integer weights it is 0 all the same).
+
+    Examples
+    --------
+    >>> zero_one_claim_rtol("feature_subsets", [0.5]), zero_one_claim_rtol("none", [0.5])
+    (2e-06, 1e-09)
+    >>> zero_one_claim_rtol("feature_subsets", [1, 2])
+    0.0
+    """
+    return zero_one_rtol("iis_cover" if witness_kind == "feature_subsets" else witness_kind, w)
+
+
+def _max_features(model, n_features: int) -> int:
+    """The size of the feature subsets of ``model``'s class (all features when it has no
+    ``max_features`` or it does not constrain)."""
+    k = getattr(model, "max_features", None)
+    return n_features if k is None else min(int(k), n_features)
+
+
+def _ice_model_class(model) -> str:
+    return affine_model_class(getattr(model, "max_features", None), model.n_features_in_)
+
+
+def _ice_sparsity(model) -> tuple[bool, str] | None:
+    """Whether ``coef_`` has at most ``max_features`` nonzero entries (None without one)."""
+    k = getattr(model, "max_features", None)
+    if k is None:
+        return None
+    used = int(np.count_nonzero(np.asarray(model.coef_, dtype=np.float64)))
+    return used <= k, f"coef_ has {used} nonzero entries, max_features={k}"
+
+
+def _one_feature_minimum(x: np.ndarray, positive: np.ndarray, w: np.ndarray) -> float:
+    """The least weighted errors of a rule on one feature, ``sign(s (x - t))`` or a
+    constant, over every ``s`` and ``t``: a cut between consecutive distinct values (or
+    none) with either side positive. Summed exactly (in float64 for integer weights,
+    whose sums are exact; else as fractions) and rounded once.
+
+    Examples
+    --------
+    >>> _one_feature_minimum(np.array([0.0, 1, 2, 3]), np.array([0, 1, 0, 1], bool),
+    ...                      np.array([1.0, 1, 1, 1]))
+    1.0
+    """
+    order = np.argsort(x + 0.0, kind="stable")
+    xs, ps, ws = x[order] + 0.0, positive[order], w[order]
+    cuts = np.r_[np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]]), len(xs)]
+    pos_w, neg_w = np.where(ps, ws, 0.0), np.where(ps, 0.0, ws)
+    if integral_weights(ws):
+        P, N = np.r_[0.0, np.cumsum(pos_w)][cuts], np.r_[0.0, np.cumsum(neg_w)][cuts]
+    else:
+        P = np.array(list(itertools.accumulate(map(Fraction, pos_w.tolist()),
+                                               initial=Fraction(0))), dtype=object)[cuts]
+        N = np.array(list(itertools.accumulate(map(Fraction, neg_w.tolist()),
+                                               initial=Fraction(0))), dtype=object)[cuts]
+    # positive above the cut: the positives below it err, and the negatives above it
+    above = P + (N[-1] - N)
+    below = N + (P[-1] - P)
+    return float(min(min(above), min(below)))
+
+
+def check_feature_subsets(model, cert, X, y, w, report, rtol) -> tuple[float, float] | None:
+    """The bound of an ICEClassifier with ``max_features=k``: the least over every subset
+    ``S`` of ``k`` features of a bound on the best rule on ``S`` alone.
+
+    For every subset it re-derives the conflicting duplicates of ``X[:, S]`` (and for
+    ``k = 1`` the exact optimum of the feature, :func:`_one_feature_minimum`); a subset the
+    witness lists (``{"features", "bound", "method", "witness": {"kind", "data"}}``) adds
+    its own witness: an ``"iis_cover"`` one is re-checked on ``X[:, S]`` (see
+    :func:`~exactclf._verification._iis.check_iis_cover`), a ``"none"`` one (an
+    enumeration) is taken as claimed and named under ``not_checked`` when the certificate's
+    bound needs it. Returns the bound and its slack, as the other checkers."""
+    entries = cert.witness.data.get("subsets")
+    n = X.shape[1]
+    k = _max_features(model, n)
+    listed = _listed_subsets(entries, k, n)
+    if isinstance(listed, str):
+        report.add("feature subsets witness", False, listed)
+        return None
+    positive = np.asarray(y).ravel() == model.classes_[1]
+    sub_report = type(report)()
+    checked, trusted, n_iis = [], [], 0
+    for S in itertools.combinations(range(n), k):
+        cols = list(S)
+        value = (_one_feature_minimum(X[:, S[0]], positive, w) if k == 1
+                 else conflict_sum(X[:, cols], y, w))
+        proofs = [(value, ENUMERATION_RTOL * value)]
+        claim = 0.0
+        if S in listed:
+            bound, kind, data = listed[S]
+            if kind == "iis_cover":
+                n_iis += 1
+                sub = replace(cert, bound=bound, witness=Witness("iis_cover", "", data))
+                got = check_iis_cover(model, sub, X[:, cols], y, w, sub_report, rtol)
+                proofs += [] if got is None else [got]
+            elif kind == "none":
+                claim = bound
+        best = max(proofs, key=sum)
+        checked.append(best)
+        trusted.append(max(sum(best), claim))
+    failed = [c for c in sub_report.checks if not c.passed]
+    report.add("feature subsets", not failed,
+               f"{len(checked)} subsets of {k} of {n} features: "
+               + ("the exact optimum of each feature" if k == 1 else
+                  "the conflicting duplicates of each projection")
+               + f" re-derived, {n_iis} IIS cover witnesses re-checked on their projections"
+               + (f"; {failed[0].name}: {failed[0].detail}" if failed else ""))
+    low = min(checked, key=sum)
+    if cert.bound <= sum(low) or min(trusted) <= sum(low):
+        return low
+    unchecked = sum(1 for t, c in zip(trusted, checked, strict=True) if t > sum(c))
+    report.not_checked.append(
+        f"the bounds of {unchecked} of the {len(checked)} feature subsets (their "
+        "exhaustive searches, or other bounds without a compact witness), taken as claimed; "
+        f"re-derived alone the subsets prove {low[0]!r}")
+    return min(trusted), 0.0
+
+
+def _listed_subsets(entries, k: int, n: int) -> dict | str:
+    """The subsets of a ``feature_subsets`` witness by their features: ``(bound, kind,
+    data)`` each, or why the list is malformed."""
+    if not isinstance(entries, list):
+        return "no list of subsets in the witness data"
+    listed = {}
+    for e in entries:
+        try:
+            features = tuple(e["features"])
+            bound, kind, data = e["bound"], e["witness"]["kind"], e["witness"]["data"]
+        except (KeyError, TypeError) as err:
+            return f"subset {e!r:.80} lacks {err}"
+        if not (len(features) == k and all(isinstance(j, int) and not isinstance(j, bool)
+                                           for j in features)
+                and list(features) == sorted(set(features)) and 0 <= features[0]
+                and features[-1] < n):
+            return f"{list(features)!r:.80} is not {k} increasing feature indices below {n}"
+        if not (isinstance(bound, int | float) and not isinstance(bound, bool)
+                and math.isfinite(bound)) or kind not in ("none", "conflicts", "iis_cover") \
+                or not isinstance(data, dict) or features in listed:
+            return f"subset {list(features)}: a bound, a known witness kind, data, once"
+        listed[features] = (float(bound), kind, data)
+    return listed
+
+
 #: estimator class name -> its profile (subclasses use their nearest listed base's)
 PROFILES: dict[str, Profile] = {
     "ICEClassifier": Profile(_zero_one_objective, _zero_one_value,
-                             frozenset({"none", "conflicts", "iis_cover"}),
-                             zero_one_rtol),
+                             frozenset({"none", "conflicts", "iis_cover", "feature_subsets"}),
+                             zero_one_claim_rtol, model_class=_ice_model_class,
+                             constraint=_ice_sparsity),
     "DeepICEMaxoutClassifier": Profile(_zero_one_objective, _zero_one_value,
                                        frozenset({"none", "conflicts", "maxout_cover"}),
                                        zero_one_rtol),

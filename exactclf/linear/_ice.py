@@ -28,6 +28,7 @@ from .._gurobi import import_gurobipy
 from .._separator import UnrealizableLabeling, max_margin_separator
 from .._stages import Stage
 from .._trace import FitTrace
+from .._verification._profiles import affine_model_class
 from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
 from .._zero_one._bounds import conflict_bound, lower_bound
@@ -35,6 +36,7 @@ from .._zero_one._iis import cover_bound, iis_witness
 from .._zero_one._incumbent import best_incumbent
 from .._zero_one._min01 import labeling_errors, majority_labeling, search_size
 from .._zero_one._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
+from ._feature_subsets import fit_feature_subsets
 
 __all__ = ["ICEClassifier"]
 
@@ -48,8 +50,6 @@ _REFUSAL_BOUND_SECONDS = 2.0
 #: at most this many seconds (and no more than the time_limit leaves) re-prove the bound
 #: from the IISs with exact multipliers on the samples when some have none
 _RECHECK_SECONDS = 5.0
-#: the models a certificate of ICEClassifier ranges over
-_MODEL_CLASS = "affine classifiers (sign(w.x + b))"
 
 
 @dataclass
@@ -164,6 +164,23 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         costs its sample weight times ``class_weight[c]`` (``"balanced"``:
         ``n_samples / (2 * n_samples_of_c)``). The optimum and the certificate are over
         those weights; the certificate's ``objective`` says so.
+    max_features : int or None, default=None
+        Use at most this many features: the fit minimizes the weighted training errors over
+        the affine classifiers ``sign(w.x + b)`` with at most ``max_features`` nonzero
+        entries in ``w``, and proves that minimum (the certificate's ``model_class`` says
+        so; ``coef_`` is zero outside the features used). None, or at least the number of
+        features: no constraint, the ordinary fit. A rule on fewer features is a rule on
+        any larger subset that holds them, so the search runs over the
+        ``C(n_features, max_features)`` subsets of exactly ``max_features`` features:
+        ``max_features=1`` is an exact scan of each feature's thresholds; from 2 on, each
+        subset is an ordinary fit on those features (with these parameters; under a
+        ``time_limit``, the time left), the subsets holding the best single features first,
+        and a subset whose conflicting duplicates already cost as many errors as the best
+        rule found is ruled out unsearched. The cost is that of up to
+        ``C(n_features, max_features)`` fits in ``max_features`` dimensions. A budget stop
+        returns the best rule found with the least proven bound of the subsets (those not
+        searched contribute their conflicting duplicates); ``fit_trace_`` has a row per
+        subset searched.
 
     Attributes
     ----------
@@ -199,16 +216,18 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     upper_bound_source_ : str
         Which classifier gave ``upper_bound_``.
     n_candidates_ : int
-        Candidate hyperplanes searched.
+        Candidate hyperplanes searched (with ``max_features``: summed over the subsets
+        searched, plus the cuts of the single-feature threshold scans).
     n_candidates_total_ : int
-        Size of the complete search.
+        Size of the complete search (with ``max_features``: of the subsets searched).
     fit_trace_ : list of TraceRow
         Where the fit's time went: a row per stage run (the incumbent heuristics, each turn
         of the enumeration and of the IIS cover, the local search and bounds beyond the
         exact range, the quick bound), with ``stage``, ``start`` and ``seconds`` (from the
         start of ``fit``), the ``incumbent`` and the proven ``bound`` after it, and ``stop``
         (why it ended). ``row._asdict()`` gives a row as a dict; ``verbose`` prints each row
-        as it ends (see :doc:`/user_guide/budgets`).
+        as it ends (see :doc:`/user_guide/budgets`). With ``max_features``: a row per subset
+        searched (stage ``"subset (0, 3)"``), whose ``bound`` is that subset's.
     method_ : str
         The method that produced the model (``"exact"``, ``"iis_cover"`` or ``"milp"``).
     device_ : str
@@ -240,6 +259,12 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     (19.0, True)
     >>> int((clf.predict(X) != y).sum())
     19
+
+    The best rule on one of the two features, proven:
+
+    >>> one = ICEClassifier(max_features=1).fit(X, y)
+    >>> one.training_errors_, one.is_optimal_, int((one.coef_ != 0).sum())
+    (49.0, True, 1)
     """
 
     _parameter_constraints: dict = {
@@ -252,6 +277,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "max_features": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -265,8 +291,10 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         n_jobs=None,
         verbose=0,
         class_weight=None,
+        max_features=None,
     ):
         self.class_weight = class_weight
+        self.max_features = max_features
         self.method = method
         self.upper_bound = upper_bound
         self.max_candidates = max_candidates
@@ -279,7 +307,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     @guarded_fit
     def fit(self, X, y, sample_weight=None):
-        """Find the affine classifier with the fewest weighted training errors.
+        """Find the affine classifier with the fewest weighted training errors (on at most
+        ``max_features`` features).
 
         Parameters
         ----------
@@ -300,6 +329,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         data = validate_binary(self, X, y, sample_weight)
         if self.mip_solver == "gurobi":  # a missing extra fails here, not after a search
             import_gurobipy("mip_solver='gurobi'")
+        if self.max_features is not None and self.max_features < data.X.shape[1]:
+            fit_feature_subsets(self, data, y, sample_weight, t0)
+            return self
         total = search_size(len(data.U), data.frame.dim) if data.frame.dim else 0
         self.n_candidates_total_ = total
         # "auto": the GPU only where the scan is large enough to pay for it
@@ -408,7 +440,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             stop = stop or StopReason.NUMERICAL
         proof.stop = stop
         self.certificate_ = Certificate(
-            type(self).__name__, _MODEL_CLASS,
+            type(self).__name__, affine_model_class(self.max_features, data.X.shape[1]),
             class_weighted(ZERO_ONE_OBJECTIVE, self.class_weight), value=realized,
             bound=bound, bound_method=proof.bound_method, is_optimal=optimal,
             stop_reason=None if stop is None else StopReason(stop),
