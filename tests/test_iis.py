@@ -786,19 +786,19 @@ def test_interrupted_gurobi_master_returns_the_best_so_far(monkeypatch):
     assert res.lower_bound <= opt
 
 
-def test_cover_bound_without_time_left_keeps_the_lp_relaxation_bound():
+def test_cuts_cover_bound_without_time_left_keeps_the_lp_relaxation_bound():
     # three pairwise IISs of unit-weight points: the LP relaxation's optimum is 1.5 (every
     # point at 1/2), an integer cover needs 2; with integer costs the LP bound rounds up to 2.
     # A fit at its time_limit (time_limit=0) keeps that bound instead of running the MIP.
     wpos, wneg = np.array([1.0, 1, 0, 3]), np.array([0.0, 0, 1, 0])
     cuts = [np.array([0, 1]), np.array([1, 2]), np.array([0, 2])]
-    assert _iis.cover_bound(cuts, wpos, wneg, time_limit=0.0) == 2.0
-    assert _iis.cover_bound(cuts, wpos, wneg) == 2.0
+    assert _iis.cuts_cover_bound(cuts, wpos, wneg, time_limit=0.0) == 2.0
+    assert _iis.cuts_cover_bound(cuts, wpos, wneg) == 2.0
     # fractional weights: no rounding up; the relaxation's half-integral optimum, every
     # point at 1/2, costs (1.5 + 2.5 + 4) / 2 = 4 as the cheapest cover {0, 1} does
     w = np.array([1.5, 2.5, 4.0, 0.0])
     for seconds in (0.0, 5.0):
-        got = _iis.cover_bound(cuts, w, np.zeros(4), time_limit=seconds)
+        got = _iis.cuts_cover_bound(cuts, w, np.zeros(4), time_limit=seconds)
         assert got <= 4.0 and got == pytest.approx(4.0, rel=4 * BOUND_RTOL)
 
 

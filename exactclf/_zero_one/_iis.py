@@ -60,7 +60,7 @@ from ._min01 import labeling_errors, majority_labeling
 
 __all__ = [
     "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
-    "cover_bound",
+    "cuts_cover_bound",
     "exact_gordan_support", "farkas_multipliers", "first_rows", "iis_witness",
     "near_gordan_support", "peel", "realize", "solve_iis_cover",
 ]
@@ -473,7 +473,7 @@ def realize(Zf: np.ndarray, keep: np.ndarray, positive_pref: np.ndarray) -> np.n
     return positive
 
 
-def cover_bound(cuts, wpos: np.ndarray, wneg: np.ndarray, time_limit: float = 5.0) -> float:
+def cuts_cover_bound(cuts, wpos: np.ndarray, wneg: np.ndarray, time_limit: float = 5.0) -> float:
     """A proven lower bound on the weighted errors of every affine classifier from the IISs
     ``cuts`` alone (arrays of point indices, each point labeled by its heavier weight): the
     conflicting duplicates plus the larger of the cover's LP relaxation bound and its MIP's
@@ -482,7 +482,7 @@ def cover_bound(cuts, wpos: np.ndarray, wneg: np.ndarray, time_limit: float = 5.
     Examples
     --------
     >>> wpos, wneg = np.array([1.0, 0, 1, 0]), np.array([0.0, 1, 0, 1])
-    >>> cover_bound([np.array([0, 1, 2]), np.array([1, 2, 3])], wpos, wneg)
+    >>> cuts_cover_bound([np.array([0, 1, 2]), np.array([1, 2, 3])], wpos, wneg)
     1.0
     """
     diff = np.asarray(wpos, dtype=np.float64) - np.asarray(wneg, dtype=np.float64)

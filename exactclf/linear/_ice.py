@@ -14,8 +14,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._backend import resolve_device
 from .._base import BinaryClassifierMixin, errors_agree, validate_binary
+from .._budget import LONGEST_SEARCH
 from .._certificate import (
     ZERO_ONE_OBJECTIVE,
+    BoundMethod,
     Certificate,
     StopReason,
     Witness,
@@ -32,7 +34,7 @@ from .._verification._profiles import affine_model_class
 from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
 from .._zero_one._bounds import conflict_bound, lower_bound
-from .._zero_one._iis import cover_bound, iis_witness
+from .._zero_one._iis import cuts_cover_bound, iis_witness
 from .._zero_one._incumbent import best_incumbent
 from .._zero_one._min01 import labeling_errors, majority_labeling, search_size
 from .._zero_one._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
@@ -40,8 +42,6 @@ from ._feature_subsets import fit_feature_subsets
 
 __all__ = ["ICEClassifier"]
 
-#: exact searches estimated to take longer than this without a budget are refused
-_MAX_SECONDS = 86400.0
 #: seconds of a fit without time_limit that cannot prove its optimum in reasonable time:
 #: method="milp", and method="auto" where the enumeration cannot finish
 _MILP_SECONDS = 30.0
@@ -417,7 +417,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         proves, and whether they meet within the tolerance of that kind of proof."""
         realized, bound = proof.realized, proof.bound
         if proof.complete and (data.frame.dim == 0
-                               or proof.bound_method == "exhaustive search"):
+                               or proof.bound_method == BoundMethod.EXHAUSTIVE):
             bound = realized
         witnessed = proof.witnessed
         if witnessed is not None and witnessed[1]:
@@ -427,7 +427,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             seconds = _RECHECK_SECONDS if self._limit is None else min(
                 _RECHECK_SECONDS, self._remaining(t0))
             kept = [t for k, t in enumerate(proof.cuts) if k not in left_out]
-            bound = min(bound, cover_bound(kept, data.wpos, data.wneg, time_limit=seconds))
+            bound = min(bound, cuts_cover_bound(kept, data.wpos, data.wneg,
+                                                time_limit=seconds))
         bound = min(bound, realized)
         witness = self._witness(proof.bound_method, witnessed)
         # what "optimal" means is fixed by the kind of proof (exact for integer weights),
@@ -464,7 +465,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         where = {Stage.ENUMERATION: f"after {proof.n_candidates} of {total} candidates",
                  Stage.IIS_COVER: "in the IIS cover"}
         stages = [row.stage for row in self.fit_trace_]
-        if proof.bound_method.startswith("partition") or Stage.LOCAL_SEARCH in stages:
+        if (BoundMethod.of(proof.bound_method) == BoundMethod.PARTITION
+                or Stage.LOCAL_SEARCH in stages):
             return f"stopped early ({stop}) beyond the exact range"
         last = next((where[s] for s in reversed(stages) if s in where), "")
         return f"stopped early ({stop}) {last}".rstrip()
@@ -484,14 +486,15 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
                          "multipliers in the samples' own coordinates, and the bound is the "
                          "one the others prove")
             return Witness("iis_cover", note, {"iis": iis})
-        if bound_method == "conflicting duplicates":
+        kind = BoundMethod.of(bound_method)
+        if kind == BoundMethod.CONFLICTS:
             return Witness("conflicts", "re-derived from the data: identical samples with "
                            "different labels")
-        if bound_method == "exhaustive search":
+        if kind == BoundMethod.EXHAUSTIVE:
             return Witness("none", "an enumeration proof has no compact witness: the bound "
                            "is the best of every candidate hyperplane, each scanned in full "
                            "or until it provably could not win")
-        if bound_method.startswith("partition"):
+        if kind == BoundMethod.PARTITION:
             return Witness("none", "a partition bound has no compact witness: it is a sum "
                            "of exact optima of blocks of the points, each proven by its own "
                            "search")
@@ -518,7 +521,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
 
     def _enumeration_finishes(self, total: int) -> bool:
         """Whether ``total`` candidates can be addressed and searched within a day."""
-        return total <= MAX_RANK and self._estimated_seconds(total) <= _MAX_SECONDS
+        return total <= MAX_RANK and self._estimated_seconds(total) <= LONGEST_SEARCH
 
     def _choose_method(self, total: int, Z, wpos, wneg) -> str:
         """The method to run; ``method="exact"`` refuses a search it cannot finish (with a
