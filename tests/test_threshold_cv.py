@@ -277,3 +277,28 @@ def test_sampled_path_is_certified_at_every_beta_and_matches_single_fits():
         assert gaps[j] <= 1e-6 * 0.5 * len(t) and g <= 1e-3 * 0.5 * len(t)
         clf = ThresholdNetLasso(beta=betas[j], **kw).fit(X, y)
         assert abs(clf.objective_ - p) <= clf.dual_gap_ + gaps[j] + 1e-9
+
+
+def test_cv_with_class_weight_matches_grid_search():
+    """class_weight on the CV classifier: each fold weighs its own training labels (as
+    GridSearchCV's clones do), never the fold's weights twice; the final network is
+    ThresholdNetLasso's with the same class weights, and its certificate says so."""
+    from exactclf import verify
+
+    X, y = _subsample("haberman", 90)
+    w = np.random.default_rng(0).integers(1, 4, len(y)).astype(float)
+    folds = StratifiedKFold(3)
+    for class_weight in ("balanced", {0: 1.0, 1: 3.0}):
+        common = {"n_arrangements": 120, "random_state": 0, "class_weight": class_weight}
+        # (without sample weights: GridSearchCV also weighs its held-out scores by them)
+        cv = ThresholdNetLassoCV(betas=4, eps=1e-2, cv=folds, **common).fit(X, y)
+        gs = GridSearchCV(ThresholdNetLasso(**common), {"beta": list(cv.betas_)}, cv=folds)
+        gs.fit(X, y)
+        np.testing.assert_allclose(cv.accuracy_path_.mean(axis=1),
+                                   gs.cv_results_["mean_test_score"], atol=0.005)
+        cv = ThresholdNetLassoCV(betas=4, eps=1e-2, cv=folds, **common).fit(
+            X, y, sample_weight=w)
+        ref = ThresholdNetLasso(beta=cv.beta_, **common).fit(X, y, sample_weight=w)
+        np.testing.assert_allclose(cv.objective_, ref.objective_, rtol=1e-6)
+        assert "class" in cv.certificate_.objective
+        assert verify(cv, X, y, sample_weight=w).ok

@@ -20,6 +20,7 @@ from joblib import Parallel, delayed
 from sklearn.base import _fit_context, clone, is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _check_sample_weight
 
 from .._certificate import data_fingerprint
 from .._fit_guard import guarded_fit
@@ -65,6 +66,9 @@ class _CVMixin:
     def _fit_cv(self, X, y, sample_weight, base):
         t0 = time.perf_counter()
         Xv, Y, sw = self._validated(X, y, sample_weight)
+        # each fold's estimator weighs its own training samples (class_weight="balanced"
+        # on the fold's labels), as GridSearchCV's clones would: it gets the raw weights
+        raw = _check_sample_weight(sample_weight, Xv, ensure_non_negative=True)
         fingerprint = data_fingerprint(Xv, y, sample_weight)
         y = np.asarray(y)
         loss = getattr(self, "loss", "squared")
@@ -76,7 +80,7 @@ class _CVMixin:
         if self.verbose:
             print(f"{type(self).__name__}: {len(self.betas_)} betas x {len(folds)} folds")
         paths = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fold_path)(clone(template), Xv, y, sw, train, test, self.betas_)
+            delayed(_fold_path)(clone(template), Xv, y, raw, train, test, self.betas_)
             for train, test in folds)
         paths = np.stack(paths, axis=-1)  # (3, n_betas, n_folds)
         mean = paths[0].mean(axis=1)
@@ -135,6 +139,10 @@ class ThresholdNetLassoCV(_CVMixin, ThresholdNetLasso):
     {_DOC_PARAMS}
     loss : {{"squared", "logistic", "hinge"}}, default="squared"
         Output loss, as in :class:`ThresholdNetLasso`.
+    class_weight : dict, "balanced" or None, default=None
+        As in :class:`ThresholdNetLasso`: each sample's loss is weighted by its sample weight
+        times its class's weight. Each fold's network computes ``"balanced"`` from its own
+        training labels (as ``GridSearchCV`` would); the final network from all of them.
 
     Attributes
     ----------
@@ -166,8 +174,7 @@ class ThresholdNetLassoCV(_CVMixin, ThresholdNetLasso):
     """
 
     _parameter_constraints: dict = {
-        **{k: v for k, v in ThresholdNetLasso._parameter_constraints.items()
-           if k not in ("beta", "class_weight")},
+        **{k: v for k, v in ThresholdNetLasso._parameter_constraints.items() if k != "beta"},
         **_CVMixin._cv_constraints,
     }
 
@@ -188,6 +195,7 @@ class ThresholdNetLassoCV(_CVMixin, ThresholdNetLasso):
         max_iter=1000,
         random_state=None,
         verbose=0,
+        class_weight=None,
     ):
         self.betas = betas
         self.eps = eps
@@ -195,6 +203,7 @@ class ThresholdNetLassoCV(_CVMixin, ThresholdNetLasso):
         self.n_jobs = n_jobs
         self.arrangements = arrangements
         self.n_arrangements = n_arrangements
+        self.class_weight = class_weight
         self.loss = loss
         self.reconstruction = reconstruction
         self.hidden_layer_sizes = hidden_layer_sizes
