@@ -85,6 +85,11 @@ def _ice_cases():
     yield ("ICE IIS cover, class_weight balanced",
            ICEClassifier(method="iis_cover", device="cpu", class_weight="balanced"),
            Xs, ys, ws)
+    X4 = rng.normal(size=(30, 4))
+    y4 = (X4[:, 0] - X4[:, 2] + 0.6 * rng.normal(size=30) > 0).astype(int)
+    yield "ICE max_features=1", ICEClassifier(max_features=1, device="cpu"), X4, y4, None
+    yield ("ICE max_features=2, weights", ICEClassifier(max_features=2, device="cpu"), X4,
+           y4, rng.integers(1, 4, 30).astype(float))
 
 
 def _deepice_cover_case():
