@@ -60,7 +60,7 @@ class FitTrace:
         """Add the row of a stage that started at ``started`` (``perf_counter``) and ends
         now, with the incumbent's value and the proven bound after it."""
         now = time.perf_counter()
-        row = TraceRow(stage, started - self.t0, now - started, float(incumbent), float(bound),
+        row = TraceRow(str(stage), started - self.t0, now - started, float(incumbent), float(bound),
                        str(stop))
         self.rows.append(row)
         if self.verbose:
