@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -204,7 +205,13 @@ class BinaryClassifierMixin(ClassifierMixin):
 
     def _training_errors(self, data: BinaryData) -> float:
         """The weighted training errors of the fitted model, as ``predict`` makes them."""
-        return float(data.sample_weight[self.predict(data.X) != data.y].sum())
+        with warnings.catch_warnings():
+            # data.X is the validated array of a fit on a DataFrame: its names are the
+            # model's own, so scikit-learn's check of missing names does not apply
+            warnings.filterwarnings("ignore", message="X does not have valid feature names",
+                                    category=UserWarning)
+            predicted = self.predict(data.X)
+        return float(data.sample_weight[predicted != data.y].sum())
 
     def _realized_errors(self, data: BinaryData, expected: float,
                          in_frame: float | None = None) -> float:

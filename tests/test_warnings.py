@@ -161,3 +161,21 @@ def test_warn_skips_only_the_packages_frames(monkeypatch):
         line = inspect.currentframe().f_lineno + 1
         namespace["inner"]()
     assert (Path(through[0].filename).resolve(), through[0].lineno) == (HERE, line)
+
+
+def test_a_fit_on_a_dataframe_warns_nothing():
+    """Fitting on a DataFrame: the fit's own check of its training errors runs on the
+    validated array, which must not raise scikit-learn's missing-feature-names warning."""
+    import warnings
+
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 2)), columns=["a", "b"])
+    y = (X["a"] + 0.5 * rng.normal(size=40) > 0).astype(int)
+    for est in (ICEClassifier(), DeepICEMaxoutClassifier(n_hyperplanes=2),
+                ICEClassifier(max_features=1)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            est.fit(X, y)
+        assert est.feature_names_in_.tolist() == ["a", "b"]
