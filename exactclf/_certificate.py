@@ -29,6 +29,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "BoundMethod",
+    "TextEnum",
     "CERTIFICATE_FORMAT",
     "LASSO_OBJECTIVES",
     "MRC_OBJECTIVES",
@@ -85,7 +86,15 @@ NGD_OBJECTIVE = ("(training cross-entropy + alpha / 2 * sum of the squared weigh
                  "sample weight, on the data passed to fit")
 
 
-class BoundMethod(str, Enum):
+class TextEnum(str, Enum):
+    """An enum whose members are their texts: each compares equal to, and prints as, its
+    value (the base of the names of stop reasons, bound methods and schedule stages)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class BoundMethod(TextEnum):
     """How the ICE and Deep-ICE searches prove a lower bound: the start of
     ``lower_bound_method_`` (a bound's text may add details, such as a partition's blocks).
 
@@ -115,9 +124,6 @@ class BoundMethod(str, Enum):
     PAIR_COVER = "pair obstruction cover"
     JOINT_COVER = "joint cover"
 
-    def __str__(self) -> str:
-        return self.value
-
     @classmethod
     def of(cls, text: str) -> BoundMethod:
         """The method whose name is the longest start of ``text``."""
@@ -127,7 +133,7 @@ class BoundMethod(str, Enum):
         return max(starts, key=lambda m: len(m.value))
 
 
-class StopReason(str, Enum):
+class StopReason(TextEnum):
     """Why a search stopped before its proof completed (None on a certificate: it did not).
 
     A ``str``: each compares equal to the text the ``stop_reason_`` attributes always had.
@@ -155,9 +161,6 @@ class StopReason(str, Enum):
                  "split them")
     SAMPLED_PATTERNS = "sampled arrangement patterns"
     NO_PROOF = "no proof: a local method"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def relative_gap(value: float, bound: float) -> float:

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from enum import Enum
+
+from ._certificate import TextEnum
 
 __all__ = ["Stage", "ablated", "enabled"]
 
 
-class Stage(str, Enum):
+class Stage(TextEnum):
     """A component of a fit's schedule; each compares equal to its ``fit_trace_`` name.
 
     Examples
@@ -53,9 +54,6 @@ class Stage(str, Enum):
     EXACT_SEARCH = "exact search"
     MORE_SEARCH = "more search"
     LINEAR_RETRY = "linear retry"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 _OFF: ContextVar[frozenset[Stage]] = ContextVar("exactclf_stages_off", default=frozenset())

@@ -16,7 +16,7 @@ def _plan(n, dim, time_limit=None, **kwargs):
 
 def test_within_the_exact_range_the_paths_take_turns_after_the_surrogates():
     plan = _plan(300, 3)
-    assert plan.stages(3) == [Stage.INCUMBENTS, Stage.ENUMERATION, Stage.IIS_COVER,
+    assert plan.stages() == [Stage.INCUMBENTS, Stage.ENUMERATION, Stage.IIS_COVER,
                               Stage.FINAL_LP, Stage.QUICK_BOUND]
     assert not plan.beyond and plan.milp_seconds is None
     # from 5 dimensions the IIS cover goes first
@@ -26,7 +26,7 @@ def test_within_the_exact_range_the_paths_take_turns_after_the_surrogates():
 @pytest.mark.parametrize(("dim", "partition"), [(3, True), (6, False)])
 def test_beyond_the_exact_range_the_local_stages_run_first(dim, partition):
     plan = _plan(50_000, dim, time_limit=60)
-    stages = plan.stages(dim)
+    stages = plan.stages()
     local = [Stage.ANNEALED_SIGMOID, Stage.MILP_INCUMBENT, Stage.ONE_UNIT_NETWORKS,
              Stage.LOCAL_SEARCH, Stage.LOCAL_COVER]
     assert plan.beyond and all(s in stages for s in local)

@@ -34,7 +34,7 @@ from ._mrc import mrc_terms
 from ._tolerances import ENUMERATION_RTOL, LASSO_RTOL, MRC_RTOL, integral_weights, zero_one_rtol
 
 __all__ = ["Profile", "Value", "affine_model_class", "check_feature_subsets",
-           "profile_of", "zero_one_claim_rtol"]
+           "profile_of"]
 
 #: the models of an unconstrained ICEClassifier's certificate
 AFFINE = "affine classifiers (sign(w.x + b))"
@@ -153,21 +153,6 @@ def affine_model_class(max_features: int | None, n_features: int) -> str:
     if max_features is None or max_features >= n_features:
         return AFFINE
     return f"{AFFINE} using at most {max_features} of the {n_features} features"
-
-
-def zero_one_claim_rtol(witness_kind: str, w) -> float:
-    """The tolerance of an ICEClassifier's optimality claim: :func:`zero_one_rtol`, with a
-    ``feature_subsets`` proof held to the IIS cover's tolerance (one of its subsets' bounds
-    may be an IIS cover's; with integer weights it is 0 all the same).
-
-    Examples
-    --------
-    >>> zero_one_claim_rtol("feature_subsets", [0.5]), zero_one_claim_rtol("none", [0.5])
-    (2e-06, 1e-09)
-    >>> zero_one_claim_rtol("feature_subsets", [1, 2])
-    0.0
-    """
-    return zero_one_rtol("iis_cover" if witness_kind == "feature_subsets" else witness_kind, w)
 
 
 def _max_features(model, n_features: int) -> int:
@@ -305,7 +290,7 @@ def _listed_subsets(entries, k: int, n: int) -> dict | str:
 PROFILES: dict[str, Profile] = {
     "ICEClassifier": Profile(_zero_one_objective, _zero_one_value,
                              frozenset({"none", "conflicts", "iis_cover", "feature_subsets"}),
-                             zero_one_claim_rtol, model_class=_ice_model_class,
+                             zero_one_rtol, model_class=_ice_model_class,
                              constraint=_ice_sparsity),
     "DeepICEMaxoutClassifier": Profile(_zero_one_objective, _zero_one_value,
                                        frozenset({"none", "conflicts", "maxout_cover"}),

@@ -195,8 +195,10 @@ class LinearPlan:
     search and the local bounds run before the paths; ``milp_seconds``: the big-M MILP
     incumbent's time (None: it does not run); ``milp_turn``: the MILP gets a turn inside the
     IIS cover's first one; ``networks`` / ``anneal``: the one-unit networks and the annealed
-    sigmoid loss join the incumbents; ``partition_share``: the random partition bound's
-    share of the budget (None: until the deadline; it runs below :data:`_IIS_FIRST_DIM`).
+    sigmoid loss join the incumbents; ``local``: the stages that run beyond the exact range
+    before the paths (the local search, the local IIS cover and, below
+    :data:`_IIS_FIRST_DIM`, the random partition bound); ``partition_share``: the random
+    partition bound's share of the budget (None: until the deadline).
     """
 
     paths: tuple[str, ...]
@@ -205,18 +207,17 @@ class LinearPlan:
     milp_turn: bool
     networks: bool
     anneal: bool
+    local: tuple[Stage, ...]
     partition_share: float | None
 
-    def stages(self, dim: int) -> list[Stage]:
+    def stages(self) -> list[Stage]:
         """The stages this plan may run, in order (a stage also needs what comes before it
         to leave time and no proof)."""
         planned = [Stage.INCUMBENTS]
         planned += [Stage.ANNEALED_SIGMOID] if self.anneal else []
         planned += [Stage.MILP_INCUMBENT] if self.milp_seconds is not None else []
         planned += [Stage.ONE_UNIT_NETWORKS] if self.networks else []
-        if self.beyond:
-            planned += [Stage.LOCAL_SEARCH, Stage.LOCAL_COVER]
-            planned += [Stage.RANDOM_PARTITION] if dim < _IIS_FIRST_DIM else []
+        planned += list(self.local)
         planned += [_PATH_STAGES[p] for p in self.paths]
         planned += [Stage.MILP_TURN] if self.milp_turn else []
         planned += [Stage.FINAL_LP] if "iis_cover" in self.paths else []
@@ -232,20 +233,22 @@ def plan_linear(n: int, dim: int, total: int, *, method: str = "auto",
 
     Examples
     --------
-    >>> plan_linear(300, 3, 4_455_100).stages(3)
+    >>> plan_linear(300, 3, 4_455_100).stages()
     [<Stage.INCUMBENTS: 'incumbents'>, <Stage.ENUMERATION: 'enumeration'>, \
 <Stage.IIS_COVER: 'IIS cover'>, <Stage.FINAL_LP: 'final LP relaxation'>, \
 <Stage.QUICK_BOUND: 'quick bound'>]
     >>> plan_linear(50_000, 3, 2 * 10**13, time_limit=60).beyond
     True
     """
-    paths = tuple(p for p in path_order(method, dim, total, n_jobs, time_limit)
-                  if enabled(_PATH_STAGES[p]))
+    order = path_order(method, dim, total, n_jobs, time_limit)
+    first = order[0]  # the turns' order as planned, whatever is ablated
+    paths = tuple(p for p in order if enabled(_PATH_STAGES[p]))
     predicted = enumeration_seconds(total, n_jobs)
     # beyond the exact range: the enumeration would outlast the budget on a large instance
     beyond = worth_searching(n, dim) and predicted > min(
         _LOCAL_FROM_SECONDS, math.inf if time_limit is None else time_limit)
-    first = path_order(method, dim, total, n_jobs, time_limit)[0]
+    local = (Stage.LOCAL_SEARCH, Stage.LOCAL_COVER) + (
+        (Stage.RANDOM_PARTITION,) if dim < _IIS_FIRST_DIM else ())
     use_milp = upper_bound == "milp" or (upper_bound == "auto" and (
         beyond or (first == "exact" and total > MILP_INCUMBENT_ABOVE)))
     milp_seconds = None
@@ -265,6 +268,7 @@ def plan_linear(n: int, dim: int, total: int, *, method: str = "auto",
         # far better than the surrogates', and the annealed sigmoid improves on both
         networks=beyond and enabled(Stage.ONE_UNIT_NETWORKS),
         anneal=beyond and enabled(Stage.ANNEALED_SIGMOID),
+        local=tuple(s for s in local if beyond and enabled(s)),
         # the partitions take the rest of the budget unless the enumeration may still
         # finish in it (it then gets the time after their share)
         partition_share=None if "exact" not in paths else _RANDOM_PARTITION_SHARE)
@@ -376,6 +380,7 @@ class _Portfolio:
         self.iis = None
         self.iis_bound = False  # the bound is the IIS cover's
         self.proven_by: str | None = None
+        self.milp_turn_due = plan.milp_turn  # the MILP's turn, inside the cover's first
         self.exhausted = False  # the enumeration completed
         self.n_cand = 0
         self.found_by = plan.paths[0] if plan.paths else "iis_cover"
@@ -427,13 +432,12 @@ class _Portfolio:
     def beyond_exact_range(self) -> None:
         """The local search from the incumbents, then the local IIS cover bound around its
         errors and, below :data:`_IIS_FIRST_DIM`, the partition bound on random blocks."""
-        for stage, step in ((Stage.LOCAL_SEARCH, self._local_search),
-                            (Stage.LOCAL_COVER, self._local_cover),
-                            (Stage.RANDOM_PARTITION, self._random_partition)):
+        steps = {Stage.LOCAL_SEARCH: self._local_search, Stage.LOCAL_COVER: self._local_cover,
+                 Stage.RANDOM_PARTITION: self._random_partition}
+        for stage in self.plan.local:
             if self.stop_reason is not None:
                 return
-            if stage not in self.plan.stages(self.Z.shape[1]) or not enabled(stage):
-                continue
+            step = steps[stage]
             started = time.perf_counter()
             if step():
                 self.stop_reason = StopReason.INTERRUPTED
@@ -568,8 +572,8 @@ class _Portfolio:
             self.iis.offer(self.best_pos)
         lp_reserve = (0.0 if seconds is None or len(active) > 1 or not enabled(Stage.FINAL_LP)
                       else min(_FINAL_LP_SHARE * seconds, _FINAL_LP_SECONDS))
-        if self.plan.milp_turn and not self._milp_turned:
-            self._milp_turned = True
+        if self.milp_turn_due:
+            self.milp_turn_due = False
             res = self._iis_turn_with_milp(seconds, lp_reserve)
         else:
             res = self.iis.run(seconds, lp_reserve)
@@ -591,8 +595,6 @@ class _Portfolio:
         elif len(active) == 1:
             self.stop_reason = StopReason.TIME_LIMIT
         return res
-
-    _milp_turned = False
 
     def _milp_after_the_cover(self, res):
         """The IIS cover's result ``res``, its labeling replaced by the big-M MILP's when that
@@ -675,7 +677,7 @@ class _Portfolio:
     # -- reporting ---------------------------------------------------------------------------
 
     def _record(self, stage, started: float, stop) -> None:
-        self.trace.record(str(stage), started, self.best, self.bound.value, stop)
+        self.trace.record(stage, started, self.best, self.bound.value, stop)
 
     def say(self, msg: str) -> None:
         if self.verbose:

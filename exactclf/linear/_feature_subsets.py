@@ -48,8 +48,8 @@ from .._certificate import (
     data_fingerprint,
 )
 from .._trace import FitTrace
-from .._verification._profiles import affine_model_class, zero_one_claim_rtol
-from .._verification._tolerances import integral_weights
+from .._verification._profiles import affine_model_class
+from .._verification._tolerances import integral_weights, zero_one_rtol
 from .._warnings import warn
 from .._zero_one._bounds import conflict_bound
 
@@ -334,7 +334,7 @@ class _SubsetSearch:
         # _rule's), summed exactly rounded
         realized = best.errors
         bound = min([realized] + [s.bound for s in self.subsets.values()])
-        rtol = zero_one_claim_rtol("feature_subsets", w)
+        rtol = zero_one_rtol("feature_subsets", w)
         optimal = bool(realized - bound <= rtol * abs(realized))
         stop = None if optimal else (self.stop or self.inner_stop or StopReason.NUMERICAL)
         est.certificate_ = Certificate(

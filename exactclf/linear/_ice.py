@@ -436,10 +436,9 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         # slack on weights in the billions is a gap of a few units, reported as one
         rtol = zero_one_rtol(witness.kind, data.sample_weight)
         optimal = bool(realized - bound <= rtol * abs(realized))
-        stop = proof.stop
         if proof.complete and not optimal:
-            stop = stop or StopReason.NUMERICAL
-        proof.stop = stop
+            proof.stop = proof.stop or StopReason.NUMERICAL
+        stop = proof.stop
         self.certificate_ = Certificate(
             type(self).__name__, affine_model_class(self.max_features, data.X.shape[1]),
             class_weighted(ZERO_ONE_OBJECTIVE, self.class_weight), value=realized,
