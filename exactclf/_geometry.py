@@ -37,6 +37,7 @@ __all__ = [
     "check_spread",
     "homogeneous",
     "plane_coordinates",
+    "row_coordinates",
     "project_out",
     "make_levels",
     "update_levels",
@@ -386,6 +387,27 @@ def plane_coordinates(Z: np.ndarray, combo: np.ndarray, on: np.ndarray) -> np.nd
     return plane_coordinates_kernel(np.ascontiguousarray(Z, dtype=np.float64),
                                     np.asarray(combo, dtype=np.int64),
                                     np.asarray(on, dtype=np.int64))
+
+
+def row_coordinates(Xh: np.ndarray, combo: np.ndarray, on: np.ndarray) -> np.ndarray:
+    """Coordinates of the rows ``Xh[on]`` in an orthonormal basis of the linear hyperplane
+    spanned by the independent rows ``Xh[combo]`` (one column fewer than ``Xh``).
+
+    The homogeneous counterpart of :func:`plane_coordinates`, for rows that are not all
+    points ``(z, 1)`` (points at infinity among them): the sub-problem is again one of rows.
+
+    Examples
+    --------
+    >>> Xh = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    >>> row_coordinates(Xh, np.array([0, 1]), np.array([0, 1, 2])).shape
+    (3, 2)
+    """
+    Xh = np.asarray(Xh, dtype=np.float64)
+    m = Xh.shape[1]
+    _, _, Vt = np.linalg.svd(Xh[combo], full_matrices=True)
+    normal = Vt[m - 1]
+    _, _, B = np.linalg.svd(normal.reshape(1, m))
+    return np.ascontiguousarray(Xh[on] @ B[1:].T)
 
 
 @njit(cache=True, nogil=True)

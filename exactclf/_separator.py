@@ -24,7 +24,7 @@ import numpy as np
 
 from ._certificate import StopReason
 
-__all__ = ["UNREALIZABLE_MARGIN", "UnrealizableLabeling", "max_margin_separator"]
+__all__ = ["UNREALIZABLE_MARGIN", "UnrealizableLabeling", "max_margin_separator", "separate_rows"]
 
 #: smallest tolerance HiGHS accepts for primal and dual feasibility.
 _LP_TOL = 1e-10
@@ -221,7 +221,33 @@ def max_margin_separator(Z: np.ndarray, positive: np.ndarray) -> tuple[np.ndarra
     s = np.where(positive, 1.0, -1.0)
     if r == 0 or np.all(s == s[0]):
         return np.zeros(r), float(s[0])
-    G = np.hstack([Z, np.ones((n, 1))]) * s[:, None]
+    x, separates = separate_rows(np.hstack([Z, np.ones((n, 1))]) * s[:, None])
+    if separates:
+        return x[:r], float(x[r])
+    a, b = x[:r], float(x[r])
+    realized = Z @ a + b > 0.0
+    wrong = int(np.sum(realized != positive))
+    raise UnrealizableLabeling(
+        "max-margin separator: the labeling is not strictly linearly separable in float64 "
+        f"(the best plane found labels {wrong} of {n} points otherwise)",
+        (a, b), realized, wrong,
+    )
+
+
+def separate_rows(G: np.ndarray) -> tuple[np.ndarray, bool]:
+    """``x`` with ``G x > 0`` at every row, of maximal margin: ``min |x| s.t. G x >= 1``.
+
+    The rows ``G`` are signed (``s_i (z_i, 1)`` for :func:`max_margin_separator`; any rows,
+    such as sign constraints at infinity, otherwise). Returns ``(x, True)``, re-checked in
+    float64; where no ``x`` found reproduces every sign, ``(x, False)`` with the ``x`` of
+    fewest wrong signs (the last coordinate's sign, ``+1``, when none was found at all).
+
+    Examples
+    --------
+    >>> x, ok = separate_rows(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    >>> np.round(x, 6).tolist(), ok
+    ([1.0, 1.0], True)
+    """
     candidates = []
     # a strict separator: the least-distance program as posed (accurate on ordinary margins),
     # else linear programming; then the margin is maximized from there by a feasible descent
@@ -234,17 +260,10 @@ def max_margin_separator(Z: np.ndarray, positive: np.ndarray) -> tuple[np.ndarra
         g_min = float((G @ start).min())
         if g_min > 0.0 and np.all(np.isfinite(start / g_min)):
             start = start / g_min
-            x = _descend(G, start, max_iter=10 * (r + 1) + 50)
-            x = x if np.all(G @ x > 0.0) else start
-            return x[:r], float(x[r])
+            x = _descend(G, start, max_iter=10 * G.shape[1] + 50)
+            return (x if np.all(G @ x > 0.0) else start), True
     best = min(candidates, key=lambda x: int(np.sum((G @ x) <= 0.0)), default=None)
     if best is None:  # no candidate at all: the better constant classifier
-        best = np.r_[np.zeros(r), 1.0 if 2 * positive.sum() >= n else -1.0]
-    a, b = best[:r], float(best[r])
-    realized = Z @ a + b > 0.0
-    wrong = int(np.sum(realized != positive))
-    raise UnrealizableLabeling(
-        "max-margin separator: the labeling is not strictly linearly separable in float64 "
-        f"(the best plane found labels {wrong} of {n} points otherwise)",
-        (a, b), realized, wrong,
-    )
+        best = np.zeros(G.shape[1])
+        best[-1] = 1.0 if np.sum(G[:, -1] > 0) * 2 >= len(G) else -1.0
+    return best, False

@@ -40,6 +40,9 @@ class Stage(TextEnum):
     MILP_TURN = "big-M MILP turn"
     FINAL_LP = "final LP relaxation"
     QUICK_BOUND = "quick bound"
+    # sign constraints (ICEClassifier(monotonic_cst=...))
+    UNCONSTRAINED = "unconstrained fit"
+    SIGNED_ENUMERATION = "enumeration with sign constraints"
     # the maxout networks (DeepICEMaxoutClassifier, method="auto" beyond the exact range)
     LINEAR_SEED = "linear seed"
     POLARITY_SEEDS = "coreset seeds"

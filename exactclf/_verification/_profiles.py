@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
+from sklearn.utils.validation import _check_monotonic_cst
 
 from .._certificate import (
     LASSO_OBJECTIVES,
@@ -34,7 +35,7 @@ from ._mrc import mrc_terms
 from ._tolerances import ENUMERATION_RTOL, LASSO_RTOL, MRC_RTOL, integral_weights, zero_one_rtol
 
 __all__ = ["Profile", "Value", "affine_model_class", "check_feature_subsets",
-           "profile_of"]
+           "monotone_signs", "profile_of"]
 
 #: the models of an unconstrained ICEClassifier's certificate
 AFFINE = "affine classifiers (sign(w.x + b))"
@@ -137,9 +138,12 @@ def _lasso_objective_text(model) -> str:
                           getattr(model, "class_weight", None))
 
 
-def affine_model_class(max_features: int | None, n_features: int) -> str:
+def affine_model_class(max_features: int | None, n_features: int,
+                       signs: np.ndarray | None = None) -> str:
     """The models an ICEClassifier's certificate ranges over: the affine classifiers, using at
-    most ``max_features`` of the ``n_features`` features where that is a constraint.
+    most ``max_features`` of the ``n_features`` features where that is a constraint, with the
+    coefficients' ``signs`` (one of -1, 0, 1 per feature, ``monotonic_cst``) where some are
+    asked for.
 
     Examples
     --------
@@ -149,30 +153,52 @@ def affine_model_class(max_features: int | None, n_features: int) -> str:
     'affine classifiers (sign(w.x + b)) using at most 2 of the 4 features'
     >>> affine_model_class(5, 4) == affine_model_class(None, 4)
     True
+    >>> affine_model_class(None, 4, np.array([1, 0, -1, 1]))
+    'affine classifiers (sign(w.x + b)) with w[j] >= 0 for j in [0, 3] and w[j] <= 0 for j in [2]'
     """
-    if max_features is None or max_features >= n_features:
-        return AFFINE
-    return f"{AFFINE} using at most {max_features} of the {n_features} features"
+    text = AFFINE
+    if max_features is not None and max_features < n_features:
+        text += f" using at most {max_features} of the {n_features} features"
+    if signs is not None and np.any(signs):
+        signs = np.asarray(signs)
+        parts = [f"w[j] {op} 0 for j in {np.flatnonzero(pick).tolist()}"
+                 for op, pick in ((">=", signs > 0), ("<=", signs < 0)) if pick.any()]
+        text += " with " + " and ".join(parts)
+    return text
 
 
-def _max_features(model, n_features: int) -> int:
-    """The size of the feature subsets of ``model``'s class (all features when it has no
-    ``max_features`` or it does not constrain)."""
-    k = getattr(model, "max_features", None)
-    return n_features if k is None else min(int(k), n_features)
+def monotone_signs(model) -> np.ndarray | None:
+    """The signs ``model.monotonic_cst`` asks of ``coef_`` (scikit-learn's encoding: an
+    array of -1, 0, 1 per feature, or a dict by feature name); None without any."""
+    cst = getattr(model, "monotonic_cst", None)
+    if cst is None:
+        return None
+    signs = _check_monotonic_cst(model, cst)
+    return signs if np.any(signs) else None
 
 
 def _ice_model_class(model) -> str:
-    return affine_model_class(getattr(model, "max_features", None), model.n_features_in_)
+    return affine_model_class(getattr(model, "max_features", None), model.n_features_in_,
+                              monotone_signs(model))
 
 
-def _ice_sparsity(model) -> tuple[bool, str] | None:
-    """Whether ``coef_`` has at most ``max_features`` nonzero entries (None without one)."""
+def _ice_constraints(model) -> tuple[bool, str] | None:
+    """Whether ``coef_`` has at most ``max_features`` nonzero entries and the signs of
+    ``monotonic_cst`` (None when the model has neither constraint)."""
+    coef = np.asarray(model.coef_, dtype=np.float64).ravel()
+    held, said = [], []
     k = getattr(model, "max_features", None)
-    if k is None:
-        return None
-    used = int(np.count_nonzero(np.asarray(model.coef_, dtype=np.float64)))
-    return used <= k, f"coef_ has {used} nonzero entries, max_features={k}"
+    if k is not None:
+        used = int(np.count_nonzero(coef))
+        held.append(used <= k)
+        said.append(f"coef_ has {used} nonzero entries, max_features={k}")
+    signs = monotone_signs(model)
+    if signs is not None:
+        wrong = np.flatnonzero(signs * coef < 0).tolist()
+        held.append(not wrong)
+        said.append(f"coef_ has the signs of monotonic_cst except at features {wrong}"
+                    if wrong else "coef_ has the signs of monotonic_cst")
+    return (all(held), "; ".join(said)) if held else None
 
 
 def _one_feature_minimum(x: np.ndarray, positive: np.ndarray, w: np.ndarray) -> float:
@@ -291,7 +317,7 @@ PROFILES: dict[str, Profile] = {
     "ICEClassifier": Profile(_zero_one_objective, _zero_one_value,
                              frozenset({"none", "conflicts", "iis_cover", "feature_subsets"}),
                              zero_one_rtol, model_class=_ice_model_class,
-                             constraint=_ice_sparsity),
+                             constraint=_ice_constraints),
     "DeepICEMaxoutClassifier": Profile(_zero_one_objective, _zero_one_value,
                                        frozenset({"none", "conflicts", "maxout_cover"}),
                                        zero_one_rtol),

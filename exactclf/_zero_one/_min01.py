@@ -41,12 +41,13 @@ from .._geometry import (
     homogeneous,
     leaf_sides,
     plane_coordinates,
+    row_coordinates,
 )
 from .._search import Candidate, ChunkResult, SearchStopped, run_search
 from ._kernels_array import ice_scan_array
 from ._kernels_cpu import ice_scan_cpu
 
-__all__ = ["RATE", "Min01Result", "labeling_errors", "solve_min01", "search_size"]
+__all__ = ["RATE", "Min01Result", "labeling_errors", "solve_min01", "solve_rows", "search_size"]
 
 #: candidates per second and core assumed wherever an enumeration is planned (a planning
 #: figure: the real rate varies by an order of magnitude with how early the incumbent prunes)
@@ -89,20 +90,27 @@ def search_size(n_points: int, dim: int) -> int:
 
 
 class _Problem:
-    """One exact search: the points in their frame, kernels, and the recursive sub-solves."""
+    """One exact search: the rows in their frame, kernels, and the recursive sub-solves.
 
-    def __init__(self, Z, wpos, wneg, frame, backend: Backend, deadline: float | None = None):
+    ``Xh`` holds the homogeneous rows: ``(z, 1)`` for the points of an affine problem
+    (``affine=True``), any rows spanning their space otherwise (points at infinity among
+    them, see :func:`solve_rows`). Only the sub-problems on a degenerate plane differ: an
+    affine problem's are affine again, in the plane's own coordinates.
+    """
+
+    def __init__(self, Xh, wpos, wneg, backend: Backend, deadline: float | None = None,
+                 affine: bool = True):
         # Points are stored in a fixed pseudo-random order: the kernels scan them in index
         # order and stop early, which works far better than the sorted order of np.unique.
         # Ranks refer to this order, the same for every backend.
-        self.perm = np.random.default_rng(0).permutation(len(Z))
-        self.frame = frame
-        self.Zf = self.frame.transform(Z[self.perm])
-        self.Xh = homogeneous(self.Zf)
+        self.perm = np.random.default_rng(0).permutation(len(Xh))
+        self.Xh = np.ascontiguousarray(Xh[self.perm], dtype=np.float64)
+        self.affine = affine
+        self.Zf = np.ascontiguousarray(self.Xh[:, :-1]) if affine else None
         self.nrm = np.linalg.norm(self.Xh, axis=1)
         self.wpos = np.ascontiguousarray(wpos[self.perm], dtype=np.float64)
         self.wneg = np.ascontiguousarray(wneg[self.perm], dtype=np.float64)
-        self.n, self.dim = self.Zf.shape
+        self.n, self.dim = self.Xh.shape[0], self.Xh.shape[1] - 1
         self.backend = backend
         self.deadline = deadline  # time.perf_counter() value after which nested searches stop
         self.cuda = None
@@ -162,14 +170,21 @@ class _Problem:
             combo, codes = self.sides(rank)
             on = np.flatnonzero(codes == 0)
             off = min(ep, em)
-            sub = _solve(plane_coordinates(self.Zf, combo, on), self.wpos[on], self.wneg[on], CPU,
-                         standardize=False, cap=bound - off, time_limit=time_limit,
-                         catch_interrupt=False)
+            sub = self._sub_solve(combo, on, cap=bound - off, time_limit=time_limit,
+                                  catch_interrupt=False)
             if off + sub.value <= bound:
                 out.append(Candidate(off + sub.value, rank, sub.positive))
             if not sub.complete:
                 raise SearchStopped(sub.stop_reason or "incomplete", out)
         return out
+
+    def _sub_solve(self, combo, on, **search_kw) -> Min01Result:
+        """The best labeling of the rows ``on`` the plane through ``combo``, within it."""
+        wpos, wneg = self.wpos[on], self.wneg[on]
+        if self.affine:
+            return _solve(plane_coordinates(self.Zf, combo, on), wpos, wneg, CPU,
+                          standardize=False, **search_kw)
+        return _solve_rows(row_coordinates(self.Xh, combo, on), wpos, wneg, CPU, **search_kw)
 
     def labeling(self, cand: Candidate) -> np.ndarray:
         """The labeling of all points (in the caller's order) realized by a candidate plane:
@@ -196,19 +211,37 @@ def _solve(Z, wpos, wneg, backend: Backend, incumbent=None, standardize=True, **
     """See :func:`solve_min01`; ``search_kw`` go to :func:`run_search` (with ``cap``, the
     result is exact only if its value is at most ``cap``). ``standardize``: see
     :func:`exactclf._geometry.affine_frame`."""
-    t0 = time.perf_counter()
     n = len(Z)
     if incumbent is None:
         incumbent = majority_labeling(wpos, wneg)
-    ub = labeling_errors(incumbent, wpos, wneg)
     frame = affine_frame(Z, standardize=standardize)
     if frame.dim == 0:
         positive = np.full(n, wpos.sum() > wneg.sum())
         return Min01Result(labeling_errors(positive, wpos, wneg), positive, 0, True, None,
                            False, 0.0)
+    return _search(homogeneous(frame.transform(Z)), wpos, wneg, backend, incumbent,
+                   affine=True, **search_kw)
+
+
+def _solve_rows(Xh, wpos, wneg, backend: Backend, incumbent=None, **search_kw):
+    """See :func:`solve_rows`; ``search_kw`` as for :func:`_solve`. Without an
+    ``incumbent`` (no labeling is known to be realizable) and nothing found within ``cap``,
+    the value is infinite and ``positive`` None."""
+    if Xh.shape[1] == 1:
+        # one coordinate: the plane is the origin, and the two orientations are all there is
+        up = Xh[:, 0] > 0
+        err_up, err_down = labeling_errors(up, wpos, wneg), labeling_errors(~up, wpos, wneg)
+        positive = up if err_up <= err_down else ~up
+        return Min01Result(min(err_up, err_down), positive, 0, True, None, False, 0.0)
+    return _search(Xh, wpos, wneg, backend, incumbent, affine=False, **search_kw)
+
+
+def _search(Xh, wpos, wneg, backend: Backend, incumbent, affine: bool, **search_kw):
+    """The enumeration over the rows ``Xh`` (full rank), from ``incumbent`` (or none)."""
+    ub = np.inf if incumbent is None else labeling_errors(incumbent, wpos, wneg)
     time_limit = search_kw.get("time_limit")
-    deadline = None if time_limit is None else t0 + time_limit
-    prob = _Problem(Z, wpos, wneg, frame, backend, deadline)
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    prob = _Problem(Xh, wpos, wneg, backend, deadline, affine)
     total = search_size(prob.n, prob.dim)
     if total > MAX_RANK:
         raise ValueError(f"search space of {total:.3g} candidates exceeds the rank range")
@@ -271,4 +304,59 @@ def solve_min01(
         np.asarray(wneg, dtype=np.float64), backend, incumbent,
         max_candidates=max_candidates, time_limit=time_limit, n_jobs=n_jobs, verbose=verbose,
         desc="ICE",
+    )
+
+
+def solve_rows(
+    Xh: np.ndarray,
+    wpos: np.ndarray,
+    wneg: np.ndarray,
+    incumbent: np.ndarray,
+    *,
+    max_candidates: int | None = None,
+    time_limit: float | None = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+) -> Min01Result:
+    """Minimize the weighted errors of ``sign(theta . r)`` over the rows ``r`` of ``Xh``.
+
+    The linear form of :func:`solve_min01`: its rows are the points ``(z, 1)``; here they
+    may also be points at infinity ``(u, 0)``, which a classifier of the points ``z`` must
+    put on its positive side when ``u`` carries a positive weight far above the points'
+    (a sign constraint on the coefficients, see :mod:`exactclf._zero_one._signs`). The
+    same enumeration is exact for any nonzero rows that span their space: the labelings
+    realized by some ``theta`` form open polyhedral cones with a pointed closure, whose
+    extreme rays are the planes through ``D`` independent rows (``D + 1`` columns), and the
+    labeling of the rows on such a plane is a sub-problem of the same kind one dimension
+    down.
+
+    Parameters
+    ----------
+    Xh : (n, D + 1) array of rows spanning ``R^(D + 1)``.
+    wpos, wneg : (n,) weights of the positive / negative side's errors at each row.
+    incumbent : (n,) bool array
+        A labeling known to be realizable; only strictly better labelings replace it.
+    max_candidates, time_limit, n_jobs, verbose
+        See :func:`exactclf._search.run_search`.
+
+    Returns
+    -------
+    Min01Result
+
+    Examples
+    --------
+    Points on a line, and the constraint that the slope be negative (a row at infinity
+    ``(-1, 0)`` of weight 10 to be kept positive):
+
+    >>> Xh = np.array([[0.0, 1], [1, 1], [2, 1], [3, 1], [-1, 0]])
+    >>> wpos, wneg = np.array([0, 0, 1, 1, 10.0]), np.array([1, 1, 0, 0, 0.0])
+    >>> start = np.array([True, True, True, True, True])
+    >>> solve_rows(Xh, wpos, wneg, start).value
+    2.0
+    """
+    return _solve_rows(
+        np.asarray(Xh, dtype=np.float64), np.asarray(wpos, dtype=np.float64),
+        np.asarray(wneg, dtype=np.float64), CPU, np.asarray(incumbent, dtype=bool),
+        max_candidates=max_candidates, time_limit=time_limit, n_jobs=n_jobs,
+        verbose=verbose, desc="ICE (sign constraints)",
     )

@@ -30,7 +30,7 @@ from .._gurobi import import_gurobipy
 from .._separator import UnrealizableLabeling, max_margin_separator
 from .._stages import Stage
 from .._trace import FitTrace
-from .._verification._profiles import affine_model_class
+from .._verification._profiles import affine_model_class, monotone_signs
 from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
 from .._zero_one._bounds import conflict_bound, lower_bound
@@ -39,6 +39,7 @@ from .._zero_one._incumbent import best_incumbent
 from .._zero_one._min01 import labeling_errors, majority_labeling, search_size
 from .._zero_one._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
 from ._feature_subsets import fit_feature_subsets
+from ._monotone import fit_monotone
 
 __all__ = ["ICEClassifier"]
 
@@ -278,6 +279,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "max_features": [Interval(Integral, 1, None, closed="left"), None],
+        "monotonic_cst": ["array-like", dict, None],
     }
 
     def __init__(
@@ -292,9 +294,11 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         verbose=0,
         class_weight=None,
         max_features=None,
+        monotonic_cst=None,
     ):
         self.class_weight = class_weight
         self.max_features = max_features
+        self.monotonic_cst = monotonic_cst
         self.method = method
         self.upper_bound = upper_bound
         self.max_candidates = max_candidates
@@ -329,7 +333,17 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         data = validate_binary(self, X, y, sample_weight)
         if self.mip_solver == "gurobi":  # a missing extra fails here, not after a search
             import_gurobipy("mip_solver='gurobi'")
-        if self.max_features is not None and self.max_features < data.X.shape[1]:
+        few = self.max_features is not None and self.max_features < data.X.shape[1]
+        signs = monotone_signs(self)
+        if signs is not None and data.frame.dim > 0:
+            if few or self.method not in ("auto", "exact"):
+                raise ValueError(
+                    "ICEClassifier(monotonic_cst=...) runs with method='auto' or 'exact' and "
+                    "without max_features below the number of features; got method="
+                    f"{self.method!r}, max_features={self.max_features!r}.")
+            fit_monotone(self, data, y, sample_weight, t0, signs)
+            return self
+        if few:
             fit_feature_subsets(self, data, y, sample_weight, t0)
             return self
         total = search_size(len(data.U), data.frame.dim) if data.frame.dim else 0
@@ -440,7 +454,8 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             proof.stop = proof.stop or StopReason.NUMERICAL
         stop = proof.stop
         self.certificate_ = Certificate(
-            type(self).__name__, affine_model_class(self.max_features, data.X.shape[1]),
+            type(self).__name__,
+            affine_model_class(self.max_features, data.X.shape[1], monotone_signs(self)),
             class_weighted(ZERO_ONE_OBJECTIVE, self.class_weight), value=realized,
             bound=bound, bound_method=proof.bound_method, is_optimal=optimal,
             stop_reason=None if stop is None else StopReason(stop),

@@ -1,0 +1,318 @@
+"""``ICEClassifier(monotonic_cst=...)``: the affine rule with the fewest training errors
+among those whose coefficients have the signs asked for, proven.
+
+A feature with constraint ``+1`` must have ``coef_[j] >= 0`` (the decision never falls as
+the feature grows), ``-1`` ``coef_[j] <= 0``. The search is the enumeration of ICE over the
+points and one point at infinity per constrained feature
+(:mod:`exactclf._zero_one._signs`, :func:`exactclf._zero_one._min01.solve_rows`): exact
+when it completes, anytime under ``time_limit``. It starts from the better of the constant
+rule and a logistic regression fitted under the same signs (with the intercept that
+minimizes the errors of its direction).
+
+Where the enumeration is predicted not to finish (beyond the exact range: high dimension or
+many points), the fit first runs the ordinary unconstrained fit on half the time: its
+optimum is a lower bound of the constrained one (the constrained rules are among all
+rules), and where its rule already has the signs asked for, it is the constrained optimum,
+proven with the unconstrained proof. Otherwise the enumeration goes on with the time left,
+from the best rule with the right signs, and a stop returns that rule with the
+unconstrained fit's bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+from .._base import BinaryData
+from .._budget import LONGEST_SEARCH, Budget, at_least
+from .._certificate import (
+    ZERO_ONE_OBJECTIVE,
+    BoundMethod,
+    Certificate,
+    StopReason,
+    Witness,
+    class_weighted,
+    data_fingerprint,
+)
+from .._combinatorics import MAX_RANK
+from .._separator import separate_rows
+from .._stages import Stage, enabled
+from .._trace import FitTrace
+from .._verification._profiles import affine_model_class
+from .._verification._tolerances import zero_one_rtol
+from .._warnings import warn
+from .._zero_one._bounds import conflict_bound
+from .._zero_one._min01 import labeling_errors, search_size, solve_rows
+from .._zero_one._portfolio import enumeration_seconds
+from .._zero_one._signs import SignedFrame, signed_frame
+
+__all__ = ["fit_monotone", "signed_logistic"]
+
+#: seconds a fit without time_limit gets where the enumeration cannot finish in a day
+#: (the same as an unconstrained fit's, ICEClassifier._MILP_SECONDS)
+_CAPPED_SECONDS = 30.0
+#: share of the time that the unconstrained fit gets beyond the exact range: its bound is
+#: the fit's when the enumeration stops, so it must have time to prove one
+_UNCONSTRAINED_SHARE = 0.5
+#: inverse regularization of the sign-constrained logistic regression (scikit-learn's
+#: LogisticRegression default, on standardized features)
+_LOGISTIC_C = 1.0
+
+
+def signed_logistic(X: np.ndarray, positive: np.ndarray, w: np.ndarray,
+                    signs: np.ndarray) -> tuple[np.ndarray, float]:
+    """L2-regularized logistic regression with ``signs[j] * coef[j] >= 0``, by L-BFGS-B on
+    standardized features; ``(coef, intercept)`` in the original features.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> coef, b = signed_logistic(X, np.array([1, 1, 0, 0], bool), np.ones(4), np.array([1]))
+    >>> coef.tolist()
+    [0.0]
+    """
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    std[std == 0] = 1.0
+    Xs = (X - mean) / std
+    t = np.where(positive, 1.0, -1.0)
+    total = float(w.sum())
+    d = X.shape[1]
+
+    def loss(theta):
+        z = t * (Xs @ theta[:d] + theta[d])
+        value = (w @ np.logaddexp(0.0, -z)) / total + 0.5 * theta[:d] @ theta[:d] / (
+            _LOGISTIC_C * total)
+        g = -w * t * (0.5 * (1.0 - np.tanh(0.5 * z))) / total  # d value / d score
+        return value, np.r_[Xs.T @ g + theta[:d] / (_LOGISTIC_C * total), g.sum()]
+
+    bounds = [(0.0, None) if s > 0 else (None, 0.0) if s < 0 else (None, None) for s in signs]
+    res = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B", bounds=bounds + [
+        (None, None)])
+    coef = res.x[:d] / std
+    coef[signs * coef < 0] = 0.0  # the bounds hold; this only removes a signed zero's doubt
+    return coef, float(res.x[d] - coef @ mean)
+
+
+def _best_intercept(scores: np.ndarray, positive: np.ndarray, w: np.ndarray) -> float:
+    """The intercept ``b`` minimizing the weighted errors of ``scores + b > 0``."""
+    values, inverse = np.unique(scores, return_inverse=True)
+    wp = np.bincount(inverse, weights=np.where(positive, w, 0.0), minlength=len(values))
+    wn = np.bincount(inverse, weights=np.where(positive, 0.0, w), minlength=len(values))
+    # cut c: values[c:] positive; the positives below it and the negatives above it err
+    errors = np.r_[0.0, np.cumsum(wp)] + (wn.sum() - np.r_[0.0, np.cumsum(wn)])
+    c = int(np.argmin(errors))
+    if c == 0:
+        return 1.0 - float(values[0]) if np.isfinite(values[0]) else 0.0
+    if c == len(values):
+        return -float(values[-1])
+    a, b = float(values[c - 1]), float(values[c])
+    mid = a / 2 + b / 2
+    return -(mid if a <= mid < b else a)
+
+
+class _SignSearch:
+    """One ``fit`` of an ICEClassifier ``est`` with sign constraints ``signs`` on validated
+    ``data`` (see the module docstring)."""
+
+    def __init__(self, est, data: BinaryData, t0: float, signs: np.ndarray):
+        self.est, self.data, self.t0, self.signs = est, data, t0, signs
+        self.sf: SignedFrame = signed_frame(data.frame, signs)
+        self.positive = data.y == est.classes_[1]
+        self.trace = FitTrace(t0, type(est).__name__, est.verbose)
+        n = len(data.U) + len(self.sf.features)
+        self.total = search_size(n, self.sf.dim)
+        self.finishes = (self.total <= MAX_RANK and enumeration_seconds(
+            self.total, est.n_jobs) <= LONGEST_SEARCH)
+        seconds = est.time_limit
+        if seconds is None and not self.finishes:
+            seconds = _CAPPED_SECONDS
+        self.budget = Budget(seconds, start=t0)
+        conflicts = conflict_bound(data.wpos, data.wneg)
+        self.bound, self.bound_method, self.witness = conflicts.value, conflicts.method, None
+        self.complete, self.stop, self.n_candidates = False, None, 0
+        self.unconstrained = None
+
+    # -- rules ----------------------------------------------------------------------------
+    def _errors(self, coef: np.ndarray, intercept: float) -> float:
+        """Weighted training errors of the rule, as ``predict`` makes them (summed exactly)."""
+        wrong = (self.data.X @ coef + intercept > 0) != self.positive
+        return math.fsum(self.data.sample_weight[wrong].tolist())
+
+    def _allowed(self, coef: np.ndarray) -> bool:
+        return bool(np.all(self.signs * coef >= 0))
+
+    def _incumbents(self) -> None:
+        """The better of the constant rule and the sign-constrained logistic regression."""
+        started = time.perf_counter()
+        data, w = self.data, self.data.sample_weight
+        d = data.X.shape[1]
+        heavier = float(w[self.positive].sum()) > float(w[~self.positive].sum())
+        self._offer(np.zeros(d), 1.0 if heavier else -1.0, "majority class")
+        coef, _ = signed_logistic(data.X, self.positive, w, self.signs)
+        if np.any(coef != 0):
+            scores = data.X @ coef
+            self._offer(coef, _best_intercept(scores, self.positive, w),
+                        "sign-constrained LogisticRegression")
+        self.upper = (self.best_errors, self.source)
+        self.trace.record(Stage.INCUMBENTS, started, self.best_errors, self.bound, "done")
+
+    def _offer(self, coef: np.ndarray, intercept: float, source: str) -> None:
+        errors = self._errors(coef, intercept)
+        if not hasattr(self, "best_errors") or errors < self.best_errors:
+            self.coef, self.intercept, self.best_errors, self.source = (
+                coef, intercept, errors, source)
+
+    # -- stages -----------------------------------------------------------------------------
+    def run(self) -> None:
+        self._incumbents()
+        if not self.finishes or (self.budget.limited and enumeration_seconds(
+                self.total, self.est.n_jobs) > self.budget.left()):
+            if self.est.method == "auto" and enabled(Stage.UNCONSTRAINED):
+                self._unconstrained()
+        if not self.complete:
+            self._enumerate()
+
+    def _unconstrained(self) -> None:
+        """The ordinary fit on a share of the time: a bound, and maybe the optimum."""
+        started = time.perf_counter()
+        inner = clone(self.est).set_params(
+            monotonic_cst=None, verbose=0, class_weight=None,
+            time_limit=at_least(self.budget.share(_UNCONSTRAINED_SHARE)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            inner.fit(self.data.X, self.data.y, sample_weight=self.data.sample_weight)
+        cert = inner.certificate_
+        self.n_candidates += inner.n_candidates_
+        if cert.bound > self.bound:
+            self.bound, self.bound_method = cert.bound, cert.bound_method
+            self.witness = cert.witness if cert.witness.kind != "none" else Witness(
+                "none", "the bound of the unconstrained fit (" + cert.witness.note + "): "
+                "every rule with the signs asked for is among the rules it ranged over")
+        coef, intercept = inner.coef_[0].copy(), float(inner.intercept_[0])
+        if self._allowed(coef):
+            self._offer(coef, intercept, "unconstrained fit")
+            # the least of all rules has the signs asked for: it is the least of those too
+            self.complete = cert.is_optimal and self.best_errors <= inner.training_errors_
+        if cert.stop_reason == StopReason.INTERRUPTED:
+            self.stop = StopReason.INTERRUPTED
+        self.trace.record(Stage.UNCONSTRAINED, started, self.best_errors, self.bound,
+                          "proven" if self.complete else cert.stop_reason or "done")
+
+    def _enumerate(self) -> None:
+        """The enumeration over the points and the constraints' points at infinity."""
+        if self.stop is not None:
+            return
+        started = time.perf_counter()
+        data, sf = self.data, self.sf
+        n = len(data.U)
+        Xh = np.vstack([sf.points(data.Z), sf.rows])
+        # a constraint row outweighs every point: no optimum gives one up (the constant
+        # rule keeps them all, at the cost of the lighter class)
+        heavy = 2.0 * float(data.wpos.sum() + data.wneg.sum()) + 1.0
+        wpos = np.r_[data.wpos, np.full(len(sf.rows), heavy)]
+        wneg = np.r_[data.wneg, np.zeros(len(sf.rows))]
+        start = np.r_[data.U @ self.coef + self.intercept > 0, np.ones(len(sf.rows), bool)]
+        est = self.est
+        time_limit = None if not self.budget.limited else at_least(self.budget.left())
+        # Ctrl-C stops the search with the best labeling so far (it warns)
+        res = solve_rows(Xh, wpos, wneg, start, max_candidates=est.max_candidates,
+                         time_limit=time_limit, n_jobs=est.n_jobs, verbose=est.verbose)
+        self.n_candidates += res.n_candidates
+        self.stop = None if res.complete else res.stop_reason
+        if res.improved:
+            self._realize(Xh, res.positive, labeling_errors(res.positive[:n], data.wpos,
+                                                            data.wneg))
+        if res.complete and self.best_errors <= res.value:
+            self.complete = True
+            self.bound, self.bound_method = self.best_errors, BoundMethod.EXHAUSTIVE
+            self.witness = Witness(
+                "none", "an enumeration proof has no compact witness: the bound is the best "
+                "of every candidate hyperplane through the points and the constraints' "
+                "points at infinity")
+        elif res.complete:  # the model float64 realizes has more errors than the labeling
+            self.stop = StopReason.UNREALIZABLE_MARGIN
+        self.trace.record(Stage.SIGNED_ENUMERATION, started, self.best_errors, self.bound,
+                          "proven" if self.complete else self.stop or "done")
+
+    def _realize(self, Xh: np.ndarray, positive: np.ndarray, value: float) -> None:
+        """The maximum-margin rule of the labeling of the rows (constraints kept strictly)."""
+        G = Xh * np.where(positive, 1.0, -1.0)[:, None]
+        theta, separates = separate_rows(G)
+        if not separates:
+            return
+        coef, intercept = self.sf.to_original(theta)
+        coef[self.signs * coef < 0] = 0.0  # a rounding's wrong sign on a zero
+        self._offer(coef, intercept, "enumeration")
+
+    # -- the model and its certificate -------------------------------------------------------
+    def finish(self, y, sample_weight) -> None:
+        est, data = self.est, self.data
+        est.coef_ = self.coef.reshape(1, -1)
+        est.intercept_ = np.array([self.intercept])
+        est.method_, est.device_ = "exact", "cpu"
+        est.upper_bound_, est.upper_bound_source_ = self.upper
+        est.n_candidates_, est.n_candidates_total_ = self.n_candidates, self.total
+        est.fit_trace_ = list(self.trace.rows)
+        realized = self.best_errors
+        bound = min(self.bound, realized)
+        witness = self._witness()
+        rtol = zero_one_rtol(witness.kind, data.sample_weight)
+        optimal = bool(realized - bound <= rtol * abs(realized))
+        if not data.frame.certifiable and self.bound_method == BoundMethod.EXHAUSTIVE:
+            optimal = False
+            self.stop = StopReason.THIN_POINTS
+            conflicts = conflict_bound(data.wpos, data.wneg)
+            bound, self.bound_method = min(conflicts.value, realized), conflicts.method
+            witness = Witness("conflicts", "re-derived from the data: identical samples "
+                              "with different labels")
+        stop = None if optimal else (self.stop or StopReason.NUMERICAL)
+        est.certificate_ = Certificate(
+            type(est).__name__,
+            affine_model_class(est.max_features, data.X.shape[1], self.signs),
+            class_weighted(ZERO_ONE_OBJECTIVE, est.class_weight), value=realized,
+            bound=bound, bound_method=self.bound_method, is_optimal=optimal,
+            stop_reason=None if stop is None else StopReason(stop),
+            fit_time=time.perf_counter() - self.t0,
+            fingerprint=data_fingerprint(data.X, y, sample_weight), n_samples=len(data.X),
+            rtol=rtol, witness=witness)
+        if stop == StopReason.INTERRUPTED:
+            warn(f"{type(est).__name__} interrupted: returning the best classifier found so "
+                 "far", RuntimeWarning)
+        if not optimal:
+            warn(f"{type(est).__name__}(monotonic_cst=...) stopped early ({stop}): the best "
+                 f"classifier found with the signs asked for has {realized:g} errors; "
+                 f"optimality is not proven (lower bound {bound:g}, gap "
+                 f"{100 * est.gap_:.1f}%).", ConvergenceWarning)
+
+    def _witness(self) -> Witness:
+        """The evidence of the bound: the enumeration's (none), the unconstrained fit's
+        (whose bound holds for every affine rule), or the conflicting duplicates."""
+        if self.witness is not None:
+            return self.witness
+        return Witness("conflicts", "re-derived from the data: identical samples with "
+                       "different labels")
+
+
+def fit_monotone(est, data: BinaryData, y, sample_weight, t0: float,
+                 signs: np.ndarray) -> None:
+    """Fit ``est``, an ICEClassifier with the sign constraints ``signs`` (one of -1, 0, 1
+    per feature, not all 0), on its validated ``data`` (``y`` and ``sample_weight`` as
+    passed to ``fit``, for the fingerprint; ``t0``: when ``fit`` started).
+
+    Examples
+    --------
+    >>> from exactclf import ICEClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> clf = ICEClassifier(monotonic_cst=[1]).fit(X, [1, 1, 0, 0])  # calls it
+    >>> clf.training_errors_, clf.is_optimal_, clf.coef_[0, 0] >= 0
+    (2.0, True, np.True_)
+    """
+    search = _SignSearch(est, data, t0, signs)
+    search.run()
+    search.finish(y, sample_weight)
