@@ -41,7 +41,7 @@ class Stage(TextEnum):
     FINAL_LP = "final LP relaxation"
     QUICK_BOUND = "quick bound"
     # sign constraints (ICEClassifier(monotonic_cst=...))
-    UNCONSTRAINED = "unconstrained fit"
+    SIGNED_IIS_COVER = "IIS cover with sign constraints"
     SIGNED_ENUMERATION = "enumeration with sign constraints"
     # the maxout networks (DeepICEMaxoutClassifier, method="auto" beyond the exact range)
     LINEAR_SEED = "linear seed"

@@ -8,7 +8,11 @@ alternative, no affine classifier ``sign(w.x + b)`` gives every member its label
 
     sum_j u_j side_j (x_j, 1) == 0,   u >= 0,   u != 0
 
-(multiply ``side_j (w.x_j + b) > 0`` by ``u_j`` and add: ``0 > 0``). This is checked in exact
+(multiply ``side_j (w.x_j + b) > 0`` by ``u_j`` and add: ``0 > 0``). A model with sign
+constraints (``monotonic_cst``) may have members ``[-1 - j, s, v]`` too, the constraint
+``s * w_j >= 0`` (``s`` the sign the model asks), adding ``v * s * (e_j, 0)`` to the sum: no
+classifier satisfying the constraints gives every sample member its label (Motzkin's
+alternative; at least one sample member must have ``u > 0``). This is checked in exact
 rational arithmetic on the float64 samples. Any classifier thus errs on a member of every
 IIS. Errors on the samples at a point ``x`` cost the lighter label's weight whatever the
 classifier does (the conflicting duplicates, summed in ``base``), and the difference of the
@@ -39,6 +43,7 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ._conflicts import conflict_sum
+from ._signs import monotone_signs
 
 __all__ = ["Samples", "check_iis_cover", "cover_minimum"]
 
@@ -161,9 +166,12 @@ class Samples:
     """The training samples as the witness checks read them: the distinct point of each
     sample, the weight of each label at each point, and exact rows of the samples named."""
 
-    def __init__(self, X, positive: np.ndarray, w: np.ndarray):
+    def __init__(self, X, positive: np.ndarray, w: np.ndarray,
+                 signs: np.ndarray | None = None):
         self.X0 = np.asarray(X, dtype=np.float64) + 0.0  # -0.0 and 0.0 are one value
         self.positive = positive
+        # the model's sign constraints (monotonic_cst): members ``[-1 - j, s, v]``
+        self.signs = signs
         self.n = len(self.X0)
         _, point = np.unique(self.X0, axis=0, return_inverse=True)
         self.point = point.ravel()
@@ -184,21 +192,36 @@ class Samples:
                     and all(isinstance(v, int) and not isinstance(v, bool) for v in m)):
                 return f"member {m!r} is not [row, side, multiplier] in integers"
             row, side, u = m
-            if not 0 <= row < self.n:
-                return f"row {row} is not a sample (there are {self.n})"
-            if side not in (1, -1) or (side == 1) != self.positive[row]:
-                return f"sample {row} has not the label of side {side}"
             if u < 0:
-                return f"multiplier {u} of sample {row} is negative"
-            x = self._rows.setdefault(row, [Fraction(v) for v in self.X0[row].tolist()])
-            term = [u * side * v for v in x] + [u * side]
+                return f"multiplier {u} of member {row} is negative"
+            term = self._term(row, side, u)
+            if isinstance(term, str):
+                return term
             total = term if total is None else [a + b for a, b in zip(total, term,
                                                                       strict=True)]
-        if all(m[2] == 0 for m in members):
-            return "all multipliers are 0"
+        if all(m[2] == 0 for m in members if m[0] >= 0):
+            return "all multipliers of samples are 0"
         if any(v != 0 for v in total):
             return "sum of u * side * (x, 1) is not exactly 0"
-        return [(int(self.point[row]), side) for row, side, u in members if u]
+        return [(int(self.point[row]), side) for row, side, u in members if u and row >= 0]
+
+    def _term(self, row: int, side: int, u: int) -> list | str:
+        """``u * side * (x, 1)`` of the sample ``row``, or of a sign constraint
+        ``u * side * (e_j, 0)`` for ``row = -1 - j`` (``side`` the sign the model asks of
+        ``coef[j]``); or why the member is not one."""
+        if row < 0:
+            j = -1 - row
+            d = self.X0.shape[1]
+            if self.signs is None or j >= d or side not in (1, -1) or self.signs[j] != side:
+                return (f"member {row} names the constraint {side} * coef[{j}] >= 0, which "
+                        "the model's monotonic_cst does not ask")
+            return [u * side if t == j else 0 for t in range(d)] + [0]
+        if row >= self.n:
+            return f"row {row} is not a sample (there are {self.n})"
+        if side not in (1, -1) or (side == 1) != self.positive[row]:
+            return f"sample {row} has not the label of side {side}"
+        x = self._rows.setdefault(row, [Fraction(v) for v in self.X0[row].tolist()])
+        return [u * side * v for v in x] + [u * side]
 
     def cost(self, p: int, side: int) -> float:
         """What an error on the member ``(p, side)`` costs beyond the conflicting duplicates:
@@ -237,7 +260,7 @@ def check_iis_cover(model, cert, X, y, w, report, rtol) -> tuple[float, float] |
     if not isinstance(iis, list):
         report.add("IIS cover witness", False, "no list of IISs in the witness data")
         return None
-    samples = Samples(X, np.asarray(y).ravel() == model.classes_[1], w)
+    samples = Samples(X, np.asarray(y).ravel() == model.classes_[1], w, monotone_signs(model))
     valid, errors = [], []
     for k, members in enumerate(iis):
         got = samples.relation(members)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
-from sklearn.utils.validation import _check_monotonic_cst
 
 from .._certificate import (
     LASSO_OBJECTIVES,
@@ -32,6 +31,7 @@ from ._conflicts import conflict_sum
 from ._iis import check_iis_cover
 from ._lasso import lasso_objective
 from ._mrc import mrc_terms
+from ._signs import monotone_signs
 from ._tolerances import ENUMERATION_RTOL, LASSO_RTOL, MRC_RTOL, integral_weights, zero_one_rtol
 
 __all__ = ["Profile", "Value", "affine_model_class", "check_feature_subsets",
@@ -167,14 +167,11 @@ def affine_model_class(max_features: int | None, n_features: int,
     return text
 
 
-def monotone_signs(model) -> np.ndarray | None:
-    """The signs ``model.monotonic_cst`` asks of ``coef_`` (scikit-learn's encoding: an
-    array of -1, 0, 1 per feature, or a dict by feature name); None without any."""
-    cst = getattr(model, "monotonic_cst", None)
-    if cst is None:
-        return None
-    signs = _check_monotonic_cst(model, cst)
-    return signs if np.any(signs) else None
+def _max_features(model, n_features: int) -> int:
+    """The size of the feature subsets of ``model``'s class (all features when it has no
+    ``max_features`` or it does not constrain)."""
+    k = getattr(model, "max_features", None)
+    return n_features if k is None else min(int(k), n_features)
 
 
 def _ice_model_class(model) -> str:

@@ -53,13 +53,13 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._certificate import StopReason
 from .._geometry import COPLANAR_RTOL, affine_frame
-from .._separator import max_margin_separator
+from .._separator import max_margin_separator, separate_rows
 from .._warnings import warn
 from ._cover import BOUND_RTOL, CoverModel
 from ._min01 import labeling_errors, majority_labeling
 
 __all__ = [
-    "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
+    "Fixed", "IISCoverResult", "IISCoverSolver", "IISOracle", "IISProblem",
     "cuts_cover_bound",
     "exact_gordan_support", "farkas_multipliers", "first_rows", "iis_witness",
     "near_gordan_support", "peel", "realize", "solve_iis_cover",
@@ -73,6 +73,22 @@ _MIN_MASTER_SECONDS = 0.2
 #: "Unknown", or reaches a vertex whose certificate passes the exact check (measured in
 #: benchmarks/results/table2_linear.txt)
 _OBJECTIVE_TRIES = 4
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """Rows every classifier must keep on its positive side, in every subsystem: the sign
+    constraints of :mod:`exactclf._zero_one._signs`, as points at infinity. ``rows`` are in
+    the coordinates of the points' rows (``(z, 0, 1)``: the points may not span them),
+    ``samples`` the same constraints in the samples' own coordinates (``(s_j e_j, 0)``,
+    exact), ``features`` the constrained feature of each. With them an IIS is a set of
+    points that no classifier satisfying the constraints separates: its Farkas
+    certificate carries multipliers ``v >= 0`` on the fixed rows too (Motzkin's
+    alternative), and no cover may drop a fixed row."""
+
+    rows: np.ndarray
+    samples: np.ndarray
+    features: np.ndarray
 
 
 @dataclass
@@ -221,7 +237,8 @@ def first_rows(X: np.ndarray, labels: np.ndarray | None = None) -> dict:
 
 
 def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: np.ndarray,
-                cuts, known: dict | None = None) -> tuple[list[list[list[int]]], list[int]]:
+                cuts, known: dict | None = None, known_fixed: dict | None = None,
+                ) -> tuple[list[list[list[int]]], list[int]]:
     """The IISs ``cuts`` as an independent check reads them: on the samples, with exact
     Farkas multipliers in the samples' own coordinates.
 
@@ -240,6 +257,12 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
     known : dict, optional
         Multipliers already found exactly on ``points`` (:meth:`IISCoverSolver.farkas`): a
         list of positive integers per IIS (the tuple of its indices), used as they are.
+    known_fixed : dict, optional
+        Their sign constraints' multipliers (:meth:`IISCoverSolver.farkas_fixed`): the
+        member ``[-1 - j, s, v]`` adds ``v * s * (e_j, 0)``, the constraint
+        ``s * coef[j] >= 0``; an IIS with such members holds only for the classifiers that
+        satisfy those constraints. Without them, an IIS is not looked for on the samples
+        (it may need constraints).
 
     Returns
     -------
@@ -265,8 +288,9 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
     out, left_out = [], []
     for k, t in enumerate(cuts):
         t = np.asarray(t)
-        u = None if known is None else known.get(tuple(t.tolist()))
-        if u is None:
+        key = tuple(t.tolist())
+        u = None if known is None else known.get(key)
+        if u is None and known_fixed is None:
             G = np.hstack([P0[t], np.ones((len(t), 1))]) * np.asarray(
                 sign, dtype=np.float64)[t, None]
             u = farkas_multipliers(G)
@@ -274,7 +298,8 @@ def iis_witness(X: np.ndarray, positive: np.ndarray, points: np.ndarray, sign: n
             left_out.append(k)
             continue
         out.append([[first[P0[i].tobytes(), bool(sign[i] > 0)], int(sign[i]), ui]
-                    for i, ui in zip(t.tolist(), u, strict=True) if ui])
+                    for i, ui in zip(t.tolist(), u, strict=True) if ui]
+                   + [[-1 - j, s, v] for j, s, v in (known_fixed or {}).get(key, [])])
     return out, left_out
 
 
@@ -337,7 +362,7 @@ class IISOracle:
     """
 
     def __init__(self, Zf: np.ndarray, sign: np.ndarray, Z: np.ndarray | None = None,
-                 samples: np.ndarray | None = None):
+                 samples: np.ndarray | None = None, fixed: Fixed | None = None):
         import highspy
 
         from .._highs import new_highs
@@ -352,18 +377,24 @@ class IISOracle:
         self._Gx = None if Z is None else np.hstack([Z, np.ones((n, 1))]) * self.sign[:, None]
         self._Gs = None if samples is None else np.hstack(
             [np.asarray(samples, dtype=np.float64) + 0.0, np.ones((n, 1))]) * self.sign[:, None]
+        self.fixed = fixed
         self.farkas: dict[tuple[int, ...], list[int]] = {}
+        #: the fixed rows' multipliers of the IISs in ``farkas``: ``(feature, sign, v)``
+        self.farkas_fixed: dict[tuple[int, ...], list[tuple[int, int, int]]] = {}
         h = new_highs()
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("presolve", "off")
         inf = highspy.kHighsInf
-        h.addVars(n, np.zeros(n), np.full(n, inf))
-        # rows: sum_i u_i g_i = 0 (r + 1 rows), sum_i u_i = 1
+        k = 0 if fixed is None else len(fixed.rows)
+        h.addVars(n + k, np.zeros(n + k), np.full(n + k, inf))
+        # rows: sum_i u_i g_i + sum_j v_j c_j = 0 (r + 1 rows), sum_i u_i = 1
         A = np.vstack([Gf.T, np.ones(n)])
+        if k:
+            A = np.hstack([A, np.vstack([fixed.rows.T, np.zeros(k)])])
         m = r + 2
         rhs = np.r_[np.zeros(r + 1), 1.0]
-        idx = np.tile(np.arange(n, dtype=np.int32), m)
-        starts = np.arange(m, dtype=np.int32) * n
+        idx = np.tile(np.arange(n + k, dtype=np.int32), m)
+        starts = np.arange(m, dtype=np.int32) * (n + k)
         h.addRows(m, rhs, rhs, A.size, starts, idx, A.ravel())
         self._h = h
         self._ub = np.full(n, inf)
@@ -427,39 +458,74 @@ class IISOracle:
             return None
         if status != self._highspy.HighsModelStatus.kOptimal:
             raise FloatingPointError(f"Gordan LP: {h.modelStatusToString(status)}")
-        u = np.asarray(h.getSolution().col_value)
+        sol = np.asarray(h.getSolution().col_value)
+        u, v = sol[:self.n], sol[self.n:]
         support = np.flatnonzero((u > 1e-12) & keep)
         clear = np.flatnonzero((u > 1e-9 * u.max()) & keep)
+        # the fixed rows the certificate uses (all of them, when the LP's are not enough)
+        tries = [np.arange(len(v))] if not len(v) else [
+            np.flatnonzero(v > 1e-12 * max(1.0, u.max())), np.arange(len(v))]
         # basic solutions can carry tiny spurious entries: the clear ones are tried too
         for cand in (support, clear) if len(clear) < len(support) else (support,):
-            # exactly on the samples (their multipliers are the witness's), the frame, the
-            # caller's coordinates; then within the coplanarity tolerance
-            for G in (self._Gs, self._G, self._Gx):
-                u = None if G is None else farkas_multipliers(G[cand])
-                if u is not None:
-                    iis = cand[np.flatnonzero(u)]
-                    if G is self._Gs:
-                        self.farkas[tuple(iis.tolist())] = [x for x in u if x]
+            for fix in tries:
+                iis = self._certified(cand, fix)
+                if iis is not None:
                     return iis
-            sub = near_gordan_support(self._G[cand])
-            if sub is not None:
-                return cand[sub]
+            if self.fixed is None:
+                sub = near_gordan_support(self._G[cand])
+                if sub is not None:
+                    return cand[sub]
         raise FloatingPointError("Gordan LP certificate failed the exact check")
 
+    def _certified(self, cand: np.ndarray, fix: np.ndarray) -> np.ndarray | None:
+        """The IIS among the points ``cand`` (with the fixed rows ``fix``) that exact
+        multipliers certify: on the samples (their multipliers are the witness's), in the
+        frame, in the caller's coordinates; None if none does."""
+        fixed = self.fixed
+        for G, C in ((self._Gs, None if fixed is None else fixed.samples),
+                     (self._G, None if fixed is None else fixed.rows), (self._Gx, None)):
+            if G is None or (fixed is not None and C is None):
+                continue
+            rows = G[cand] if C is None else np.vstack([G[cand], C[fix]])
+            u = farkas_multipliers(rows)
+            if u is None or not any(u[:len(cand)]):
+                continue
+            iis = cand[np.flatnonzero(u[:len(cand)])]
+            if G is self._Gs:
+                key = tuple(iis.tolist())
+                self.farkas[key] = [x for x in u[:len(cand)] if x]
+                if fixed is not None:
+                    self.farkas_fixed[key] = [
+                        (int(fixed.features[j]), int(fixed.samples[j, fixed.features[j]]),
+                         int(x)) for j, x in zip(fix, u[len(cand):], strict=True) if x]
+            return iis
+        return None
 
-def realize(Zf: np.ndarray, keep: np.ndarray, positive_pref: np.ndarray) -> np.ndarray | None:
+
+def realize(Zf: np.ndarray, keep: np.ndarray, positive_pref: np.ndarray,
+            fixed: Fixed | None = None) -> np.ndarray | None:
     """A labeling of all points realized by a strict affine classifier that labels the points
-    ``keep`` as ``positive_pref`` says, or None when floating point cannot separate them.
+    ``keep`` as ``positive_pref`` says (and keeps the ``fixed`` rows positive), or None when
+    floating point cannot separate them.
 
     The classifier is the max-margin separator of the kept points (margin >= 1), shifted
-    within (-1/2, 1/2) to stay as far as possible from every other point.
+    within (-1/2, 1/2) to stay as far as possible from every other point (the fixed rows,
+    at infinity, do not move).
     """
-    if not np.any(keep):
-        return np.zeros(len(Zf), dtype=bool)
-    try:
-        a, b = max_margin_separator(Zf[keep], positive_pref[keep])
-    except RuntimeError:
-        return None
+    if fixed is None:
+        if not np.any(keep):
+            return np.zeros(len(Zf), dtype=bool)
+        try:
+            a, b = max_margin_separator(Zf[keep], positive_pref[keep])
+        except RuntimeError:
+            return None
+    else:
+        G = np.vstack([np.hstack([Zf[keep], np.ones((int(keep.sum()), 1))])
+                       * np.where(positive_pref[keep], 1.0, -1.0)[:, None], fixed.rows])
+        x, separates = separate_rows(G)
+        if not separates:
+            return None
+        a, b = x[:-1], float(x[-1])
     score = Zf @ a + b
     cuts = np.sort(np.r_[-0.5, 0.5, -score[np.abs(score) < 0.5]])
     gaps = np.diff(cuts)
@@ -507,7 +573,7 @@ class IISProblem:
     """A weighted instance as the IIS methods see it: the active points (those with a
     preferred label, ``c_i > 0``), the constant ``base``, the frame and the LP oracle."""
 
-    def __init__(self, Z, wpos, wneg, samples=None):
+    def __init__(self, Z, wpos, wneg, samples=None, fixed: Fixed | None = None):
         self.Z = Z
         self.wpos, self.wneg = wpos, wneg
         self.base = float(np.minimum(wpos, wneg).sum())
@@ -515,17 +581,22 @@ class IISProblem:
         self.active = np.flatnonzero(diff != 0)
         self.cost = np.abs(diff[self.active])
         self.pref_all = wpos > wneg
-        frame = affine_frame(Z)
-        self.Zf = frame.transform(Z) if frame.dim else np.zeros((len(Z), 0))
+        self.fixed = fixed
+        if fixed is None:
+            frame = affine_frame(Z)
+            self.Zf = frame.transform(Z) if frame.dim else np.zeros((len(Z), 0))
+        else:  # points in the fixed rows' frame, which they may not span
+            self.Zf = np.hstack([Z, np.zeros((len(Z), fixed.rows.shape[1] - 1 - Z.shape[1]))])
         sign = np.where(self.pref_all[self.active], 1.0, -1.0)
-        self.oracle = IISOracle(self.Zf[self.active], sign, Z[self.active],
-                                None if samples is None else samples[self.active])
+        self.oracle = IISOracle(self.Zf[self.active], sign,
+                                Z[self.active] if fixed is None else None,
+                                None if samples is None else samples[self.active], fixed)
 
     def labeling(self, keep: np.ndarray) -> np.ndarray | None:
         """Realized labeling of all points keeping the active points ``keep``."""
         keep_all = np.zeros(len(self.Z), dtype=bool)
         keep_all[self.active[keep]] = True
-        return realize(self.Zf, keep_all, self.pref_all)
+        return realize(self.Zf, keep_all, self.pref_all, self.fixed)
 
     def given_up(self, positive: np.ndarray) -> np.ndarray:
         return positive[self.active] != self.pref_all[self.active]
@@ -579,11 +650,12 @@ class IISCoverSolver:
     """
 
     def __init__(self, Z, wpos, wneg, *, incumbent=None, random_state=0, n_peels=8,
-                 round_peels=8, threads=None, samples=None, mip_solver="highs", verbose=0):
+                 round_peels=8, threads=None, samples=None, mip_solver="highs", verbose=0,
+                 fixed: Fixed | None = None):
         self.wpos = np.asarray(wpos, dtype=np.float64)
         self.wneg = np.asarray(wneg, dtype=np.float64)
         self.prob = IISProblem(np.asarray(Z, dtype=np.float64), self.wpos, self.wneg,
-                               samples=samples)
+                               samples=samples, fixed=fixed)
         self.rng = np.random.default_rng(random_state)
         self.n_peels, self.round_peels, self.verbose = n_peels, round_peels, verbose
         self.best_pos = majority_labeling(self.wpos, self.wneg)
@@ -645,7 +717,13 @@ class IISCoverSolver:
         """The exact Farkas multipliers of the IISs of :meth:`cut_sets` that were verified on
         the ``samples`` given (by the tuple of their point indices; see
         :func:`iis_witness`)."""
-        known = self.prob.oracle.farkas
+        return self._by_points(self.prob.oracle.farkas)
+
+    def farkas_fixed(self) -> dict[tuple[int, ...], list[tuple[int, int, int]]]:
+        """The fixed rows' multipliers in those certificates, ``[(feature, sign, v)]``."""
+        return self._by_points(self.prob.oracle.farkas_fixed)
+
+    def _by_points(self, known: dict) -> dict:
         return {tuple(self.prob.active[t].tolist()): known[tuple(t.tolist())]
                 for t in self.master.cuts if tuple(t.tolist()) in known}
 

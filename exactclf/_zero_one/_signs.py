@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._geometry import AffineFrame
+from ._iis import Fixed
 
 __all__ = ["SignedFrame", "signed_frame"]
 
@@ -54,6 +55,14 @@ class SignedFrame:
     def dim(self) -> int:
         """Columns of a row, less one: the search's planes go through this many rows."""
         return self.frame.dim + self.extra.shape[1]
+
+    def fixed(self) -> Fixed:
+        """The constraint rows as the IIS cover takes them (with their exact form in the
+        samples' coordinates, ``(s_j e_j, 0)``)."""
+        d = len(self.frame.scale)
+        samples = np.zeros((len(self.features), d + 1))
+        samples[np.arange(len(self.features)), self.features] = self.signs
+        return Fixed(self.rows, samples, self.features)
 
     def points(self, Z: np.ndarray) -> np.ndarray:
         """The rows ``(z, 0, 1)`` of points ``Z`` given in the frame's coordinates."""

@@ -9,24 +9,21 @@ when it completes, anytime under ``time_limit``. It starts from the better of th
 rule and a logistic regression fitted under the same signs (with the intercept that
 minimizes the errors of its direction).
 
-Where the enumeration is predicted not to finish (beyond the exact range: high dimension or
-many points), the fit first runs the ordinary unconstrained fit on half the time: its
-optimum is a lower bound of the constrained one (the constrained rules are among all
-rules), and where its rule already has the signs asked for, it is the constrained optimum,
-proven with the unconstrained proof. Otherwise the enumeration goes on with the time left,
-from the best rule with the right signs, and a stop returns that rule with the
-unconstrained fit's bound.
+From dimension 5 on, or where the enumeration is predicted not to finish in the budget,
+the minimum cover of the infeasible subsystems runs first (the constraints are rows of
+every subsystem that no cover may drop: :class:`exactclf._zero_one._iis.Fixed`), as for an
+unconstrained fit: its IISs, with exact Farkas multipliers on the samples and on the
+constraints, are the certificate's witness. If it stops without a proof, the enumeration
+gets the time left.
 """
 
 from __future__ import annotations
 
 import math
 import time
-import warnings
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from .._base import BinaryData
@@ -47,8 +44,9 @@ from .._trace import FitTrace
 from .._verification._profiles import affine_model_class
 from .._verification._tolerances import zero_one_rtol
 from .._warnings import warn
-from .._zero_one._bounds import conflict_bound
-from .._zero_one._min01 import labeling_errors, search_size, solve_rows
+from .._zero_one._bounds import _IIS_FIRST_DIM, conflict_bound
+from .._zero_one._iis import IISCoverSolver, cuts_cover_bound, iis_witness
+from .._zero_one._min01 import search_size, solve_rows
 from .._zero_one._portfolio import enumeration_seconds
 from .._zero_one._signs import SignedFrame, signed_frame
 
@@ -57,9 +55,9 @@ __all__ = ["fit_monotone", "signed_logistic"]
 #: seconds a fit without time_limit gets where the enumeration cannot finish in a day
 #: (the same as an unconstrained fit's, ICEClassifier._MILP_SECONDS)
 _CAPPED_SECONDS = 30.0
-#: share of the time that the unconstrained fit gets beyond the exact range: its bound is
-#: the fit's when the enumeration stops, so it must have time to prove one
-_UNCONSTRAINED_SHARE = 0.5
+#: share of the time left that the IIS cover gets when the enumeration can follow it: the
+#: cover's bound is the fit's on a stop, the enumeration's only on completion
+_COVER_SHARE = 0.5
 #: inverse regularization of the sign-constrained logistic regression (scikit-learn's
 #: LogisticRegression default, on standardized features)
 _LOGISTIC_C = 1.0
@@ -136,7 +134,6 @@ class _SignSearch:
         conflicts = conflict_bound(data.wpos, data.wneg)
         self.bound, self.bound_method, self.witness = conflicts.value, conflicts.method, None
         self.complete, self.stop, self.n_candidates = False, None, 0
-        self.unconstrained = None
 
     # -- rules ----------------------------------------------------------------------------
     def _errors(self, coef: np.ndarray, intercept: float) -> float:
@@ -171,53 +168,65 @@ class _SignSearch:
     # -- stages -----------------------------------------------------------------------------
     def run(self) -> None:
         self._incumbents()
-        if not self.finishes or (self.budget.limited and enumeration_seconds(
-                self.total, self.est.n_jobs) > self.budget.left()):
-            if self.est.method == "auto" and enabled(Stage.UNCONSTRAINED):
-                self._unconstrained()
-        if not self.complete:
+        predicted = enumeration_seconds(self.total, self.est.n_jobs)
+        cover_first = self.est.method == "auto" and (
+            self.sf.dim >= _IIS_FIRST_DIM or not self.finishes
+            or (self.budget.limited and predicted > self.budget.left()))
+        if cover_first and enabled(Stage.SIGNED_IIS_COVER):
+            self._iis_cover()
+        if not self.complete and self.stop is None and self.total <= MAX_RANK and (
+                self.finishes or self.budget.limited):
             self._enumerate()
 
-    def _unconstrained(self) -> None:
-        """The ordinary fit on a share of the time: a bound, and maybe the optimum."""
+    def _start(self) -> np.ndarray:
+        """The incumbent's labeling of the unique points."""
+        return self.data.U @ self.coef + self.intercept > 0
+
+    def _iis_cover(self) -> None:
+        """The IIS cover with the constraints as fixed rows: a bound with its witness, and
+        the optimum when it closes (on the share of the time the enumeration can use)."""
         started = time.perf_counter()
-        inner = clone(self.est).set_params(
-            monotonic_cst=None, verbose=0, class_weight=None,
-            time_limit=at_least(self.budget.share(_UNCONSTRAINED_SHARE)))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            inner.fit(self.data.X, self.data.y, sample_weight=self.data.sample_weight)
-        cert = inner.certificate_
-        self.n_candidates += inner.n_candidates_
-        if cert.bound > self.bound:
-            self.bound, self.bound_method = cert.bound, cert.bound_method
-            self.witness = cert.witness if cert.witness.kind != "none" else Witness(
-                "none", "the bound of the unconstrained fit (" + cert.witness.note + "): "
-                "every rule with the signs asked for is among the rules it ranged over")
-        coef, intercept = inner.coef_[0].copy(), float(inner.intercept_[0])
-        if self._allowed(coef):
-            self._offer(coef, intercept, "unconstrained fit")
-            # the least of all rules has the signs asked for: it is the least of those too
-            self.complete = cert.is_optimal and self.best_errors <= inner.training_errors_
-        if cert.stop_reason == StopReason.INTERRUPTED:
+        data, est = self.data, self.est
+        seconds = None if not self.budget.limited else at_least(
+            self.budget.left() * (_COVER_SHARE if self.total <= MAX_RANK else 1.0))
+        solver = IISCoverSolver(data.Z, data.wpos, data.wneg, incumbent=self._start(),
+                                samples=data.U, fixed=self.sf.fixed(),
+                                mip_solver=est.mip_solver, verbose=est.verbose)
+        res = solver.run(time_limit=seconds)
+        if res.stop_reason == StopReason.INTERRUPTED:
             self.stop = StopReason.INTERRUPTED
-        self.trace.record(Stage.UNCONSTRAINED, started, self.best_errors, self.bound,
-                          "proven" if self.complete else cert.stop_reason or "done")
+        self._realize(res.positive)
+        sign = np.where(data.wpos > data.wneg, 1, -1)
+        iis, left_out = iis_witness(data.X, data.y == est.classes_[1], data.U, sign,
+                                    solver.cut_sets(), known=solver.farkas(),
+                                    known_fixed=solver.farkas_fixed())
+        bound = res.lower_bound
+        if left_out:  # proven in the frame only: the bound of those on the samples
+            kept = [t for k, t in enumerate(solver.cut_sets()) if k not in set(left_out)]
+            bound = min(bound, cuts_cover_bound(kept, data.wpos, data.wneg))
+        if bound > self.bound:
+            self.bound, self.bound_method = bound, BoundMethod.IIS_COVER
+            self.witness = Witness(
+                "iis_cover", f"{len(iis)} IISs, each certified by exact Farkas multipliers "
+                "on the samples and on the sign constraints (members -1 - j: the constraint "
+                "on feature j); the bound is the minimum weight of errors on a set of sample "
+                "members that meets every IIS, plus the conflicting duplicates",
+                {"iis": iis})
+        self.complete = bool(res.complete and not left_out and self.best_errors <= res.value)
+        self.trace.record(Stage.SIGNED_IIS_COVER, started, self.best_errors, self.bound,
+                          "proven" if self.complete else res.stop_reason or "done")
 
     def _enumerate(self) -> None:
         """The enumeration over the points and the constraints' points at infinity."""
-        if self.stop is not None:
-            return
         started = time.perf_counter()
         data, sf = self.data, self.sf
-        n = len(data.U)
         Xh = np.vstack([sf.points(data.Z), sf.rows])
         # a constraint row outweighs every point: no optimum gives one up (the constant
         # rule keeps them all, at the cost of the lighter class)
         heavy = 2.0 * float(data.wpos.sum() + data.wneg.sum()) + 1.0
         wpos = np.r_[data.wpos, np.full(len(sf.rows), heavy)]
         wneg = np.r_[data.wneg, np.zeros(len(sf.rows))]
-        start = np.r_[data.U @ self.coef + self.intercept > 0, np.ones(len(sf.rows), bool)]
+        start = np.r_[self._start(), np.ones(len(sf.rows), bool)]
         est = self.est
         time_limit = None if not self.budget.limited else at_least(self.budget.left())
         # Ctrl-C stops the search with the best labeling so far (it warns)
@@ -226,8 +235,7 @@ class _SignSearch:
         self.n_candidates += res.n_candidates
         self.stop = None if res.complete else res.stop_reason
         if res.improved:
-            self._realize(Xh, res.positive, labeling_errors(res.positive[:n], data.wpos,
-                                                            data.wneg))
+            self._realize(res.positive[:len(data.U)])
         if res.complete and self.best_errors <= res.value:
             self.complete = True
             self.bound, self.bound_method = self.best_errors, BoundMethod.EXHAUSTIVE
@@ -240,15 +248,18 @@ class _SignSearch:
         self.trace.record(Stage.SIGNED_ENUMERATION, started, self.best_errors, self.bound,
                           "proven" if self.complete else self.stop or "done")
 
-    def _realize(self, Xh: np.ndarray, positive: np.ndarray, value: float) -> None:
-        """The maximum-margin rule of the labeling of the rows (constraints kept strictly)."""
-        G = Xh * np.where(positive, 1.0, -1.0)[:, None]
+    def _realize(self, positive: np.ndarray) -> None:
+        """The maximum-margin rule of a labeling of the unique points that keeps the
+        constraints strictly (offered as the incumbent if it has fewer errors)."""
+        sf = self.sf
+        G = np.vstack([sf.points(self.data.Z) * np.where(positive, 1.0, -1.0)[:, None],
+                       sf.rows])
         theta, separates = separate_rows(G)
         if not separates:
             return
-        coef, intercept = self.sf.to_original(theta)
+        coef, intercept = sf.to_original(theta)
         coef[self.signs * coef < 0] = 0.0  # a rounding's wrong sign on a zero
-        self._offer(coef, intercept, "enumeration")
+        self._offer(coef, intercept, "search")
 
     # -- the model and its certificate -------------------------------------------------------
     def finish(self, y, sample_weight) -> None:
@@ -291,8 +302,8 @@ class _SignSearch:
                  f"{100 * est.gap_:.1f}%).", ConvergenceWarning)
 
     def _witness(self) -> Witness:
-        """The evidence of the bound: the enumeration's (none), the unconstrained fit's
-        (whose bound holds for every affine rule), or the conflicting duplicates."""
+        """The evidence of the bound: the enumeration's (none), the IIS cover's, or the
+        conflicting duplicates."""
         if self.witness is not None:
             return self.witness
         return Witness("conflicts", "re-derived from the data: identical samples with "
