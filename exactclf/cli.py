@@ -25,11 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from ._csv_input import MISSING, line_list, read_csv
-from ._describe import describe_model
+from ._describe import _name, describe_model
 from ._experiments import EXPERIMENTS, FULL_RUNS
 from ._experiments._common import timed_fit
 from ._experiments.demo import DEMO_ICE, demo
 from ._registry import MODELS, estimator_class
+from .linear._monotone import check_monotone_fit
 
 __all__ = ["main", "demo", "describe_model", "fit_csv", "read_csv", "verify_csv"]
 
@@ -155,10 +156,163 @@ def _max_features(text: str) -> int:
     return int(value)
 
 
+#: the values ``--monotone`` takes for a column, and the sign each asks of its coefficient
+_MONOTONE_SIGNS = {"+1": 1, "1": 1, "-1": -1, "0": 0}
+#: what each sign asks, as the printed constraint says it
+_MONOTONE_MEANING = {1: "+1 (coef >= 0)", -1: "-1 (coef <= 0)", 0: "0 (free)"}
+
+
+def _monotone_model(model, params: dict, monotone: str | None) -> None:
+    """Refuse ``--monotone`` for a model without ``monotonic_cst``, and next to ``--param
+    monotonic_cst=...`` (which of the two would hold is not obvious); checked before the
+    data is read.
+
+    Parameters
+    ----------
+    model : estimator
+        The unfitted model of ``exactclf fit``.
+    params : dict
+        The ``--param`` values.
+    monotone : str or None
+        The text of ``--monotone``; None: nothing to check.
+
+    Raises
+    ------
+    ValueError
+        When the model takes no ``monotonic_cst``, or ``params`` sets it.
+    """
+    if monotone is None:
+        return
+    if "monotonic_cst" not in model.get_params():
+        raise ValueError(f"--monotone: {type(model).__name__} takes no monotonic_cst (only "
+                         "ICEClassifier, --model ice, does)")
+    if "monotonic_cst" in params:
+        raise ValueError("--monotone and --param monotonic_cst=... both set monotonic_cst; "
+                         "give one of them")
+
+
+def _monotone(text: str, names: Sequence[str], target: str) -> tuple[np.ndarray, dict]:
+    """``--monotone``: ``COL=SIGN,...`` with each COL a feature column of the CSV and SIGN
+    one of ``+1``, ``1`` (coefficient >= 0), ``-1`` (<= 0) or ``0`` (free).
+
+    Parameters
+    ----------
+    text : str
+        The option's value, e.g. ``"age=+1, nodes=-1"``.
+    names : sequence of str
+        The feature columns, in the order of ``X``.
+    target : str
+        The label column (not a feature).
+
+    Returns
+    -------
+    signs : ndarray of shape (len(names),)
+        ``monotonic_cst`` in feature order (0 for the columns not named).
+    given : dict
+        The sign of each column named, by its index in ``names``.
+
+    Raises
+    ------
+    ValueError
+        For an item that is not ``COL=SIGN``, the label column, an unknown column, a value
+        other than those above, or a column given twice.
+
+    Examples
+    --------
+    >>> signs, given = _monotone("b=-1, a=+1", ["a", "b", "c"], "label")
+    >>> signs.tolist(), given
+    ([1, -1, 0], {1: -1, 0: 1})
+    """
+    index = {name: j for j, name in enumerate(names)}
+    given: dict[int, int] = {}
+    for item in text.split(","):
+        column, sep, value = item.rpartition("=")
+        column, value = column.strip(), value.strip()
+        if not sep or not column:
+            raise ValueError(f"--monotone expects COL=SIGN,... (SIGN: +1, 1, -1 or 0), got "
+                             f"{item.strip()!r}")
+        if column == target.strip():
+            raise ValueError(f"--monotone: {column!r} is the label column (--target), not a "
+                             "feature")
+        if column not in index:
+            raise ValueError(f"--monotone: no feature column {column!r}; the feature columns "
+                             f"are {', '.join(map(repr, names))}")
+        if value not in _MONOTONE_SIGNS:
+            raise ValueError(f"--monotone: the sign of {column!r} must be +1, 1, -1 or 0, got "
+                             f"{value!r}")
+        if index[column] in given:
+            raise ValueError(f"--monotone: the column {column!r} is given twice")
+        given[index[column]] = _MONOTONE_SIGNS[value]
+    signs = np.zeros(len(names), dtype=np.int64)
+    signs[list(given)] = list(given.values())
+    return signs, given
+
+
+def _set_monotone(model, text: str, names: Sequence[str], target: str) -> str:
+    """Set ``model.monotonic_cst`` from ``--monotone`` (see :func:`_monotone`) and check
+    that the model fits it (:func:`exactclf.linear._monotone.check_monotone_fit`).
+
+    Parameters
+    ----------
+    model : ICEClassifier
+        The unfitted model.
+    text : str
+        The option's value.
+    names : sequence of str
+        The feature columns, in the order of ``X``.
+    target : str
+        The label column.
+
+    Returns
+    -------
+    str
+        The line that states the constraints (see :func:`_monotone_line`).
+    """
+    signs, given = _monotone(text, names, target)
+    model.set_params(monotonic_cst=signs)
+    model._validate_params()
+    if np.any(signs):
+        params = model.get_params()
+        try:
+            check_monotone_fit(params["method"], params["max_features"], len(names))
+        except ValueError as exc:
+            raise ValueError(f"--monotone: {exc}") from None
+    return _monotone_line(given, names)
+
+
+def _monotone_line(given: dict, names: Sequence[str]) -> str:
+    """The constraints of ``--monotone`` as printed next to the rule, in feature order, e.g.
+    ``monotone: age +1 (coef >= 0), nodes -1 (coef <= 0)``.
+
+    Parameters
+    ----------
+    given : dict
+        The sign of each column named, by feature index (see :func:`_monotone`).
+    names : sequence of str
+        The feature columns.
+
+    Returns
+    -------
+    str
+        One line; the names written as the rule writes them.
+    """
+    terms = [f"{_name(names[j])} {_MONOTONE_MEANING[given[j]]}" for j in sorted(given)]
+    return "monotone: " + ", ".join(terms)
+
+
+def _with_line(description: str, line: str) -> str:
+    """``description`` (of :func:`describe_model`) with ``line``, if any, after its first
+    line, the rule."""
+    if not line:
+        return description
+    rule, _, rest = description.partition("\n")
+    return "\n".join([rule, line] + ([rest] if rest else []))
+
+
 def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output: str | None,
             *, drop_missing_target: bool = False, certificate: str | None = None, out=None,
             err=None, class_weight: str | None = None,
-            max_features: str | None = None) -> Path:
+            max_features: str | None = None, monotone: str | None = None) -> Path:
     """``exactclf fit``: check the output, read the CSV, fit, save, print the model.
 
     Everything that can be checked before the fit is (parameters, the output locations, the
@@ -166,7 +320,8 @@ def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output
     fit go to ``err``, one line each, and the printed certificate says whether the model is
     proven; ``certificate`` names a file to write it to as JSON; ``class_weight`` is the
     text of ``--class-weight`` (see :func:`_class_weights`), ``max_features`` that of
-    ``--max-features`` (see :func:`_max_features`).
+    ``--max-features`` (see :func:`_max_features`), ``monotone`` that of ``--monotone``
+    (see :func:`_monotone`; the printed rule is followed by the constraints).
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -177,7 +332,9 @@ def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output
             raise ValueError(f"--max-features: {type(model).__name__} takes no max_features")
         model.set_params(max_features=_max_features(max_features))
         model._validate_params()
+    _monotone_model(model, params, monotone)
     X, y, names, dropped = read_csv(path, target, drop_missing_target=drop_missing_target)
+    constraint = "" if monotone is None else _set_monotone(model, monotone, names, target)
     dest = _destination(path, output, model_name)
     cert_dest = (None if certificate is None
                  else _destination(path, certificate, model_name, "--certificate"))
@@ -210,7 +367,7 @@ def fit_csv(path: str | Path, target: str, model_name: str, params: dict, output
     print(f"{type(model).__name__} fitted on {X.shape[0]} x {X.shape[1]} ({classes_text}) in "
           f"{seconds:.2f} s; training accuracy {model.score(X, y):.4f}; saved to {dest}",
           file=out)
-    print(describe_model(model, names), file=out)
+    print(_with_line(describe_model(model, names), constraint), file=out)
     if cert_dest is not None:
         print(f"certificate written to {cert_dest} (check it: exactclf verify {dest} {path} "
               f"--target {target!r} --certificate {cert_dest})", file=out)
@@ -358,6 +515,11 @@ def _parser() -> argparse.ArgumentParser:
     p_fit.add_argument("--max-features", metavar="K",
                        help="ice: the best rule on at most K features (the printed rule "
                             "shows only those), proven over every subset of K features")
+    p_fit.add_argument("--monotone", metavar="COL=SIGN,...",
+                       help="ice: the signs of the rule's coefficients of feature columns, "
+                            "named as in the header: +1 (or 1) coef >= 0, -1 coef <= 0, 0 "
+                            "free (e.g. 'age=+1,nodes=-1'); the best rule with those signs, "
+                            "proven; the constraints are printed next to the rule")
     p_fit.add_argument("--output", help="file or existing directory to save the model to "
                                         "(default: CSV.MODEL.joblib next to the CSV); never "
                                         "the input file; checked before fitting")
@@ -393,7 +555,8 @@ def _fit_command(args) -> int:
     try:
         fit_csv(args.csv, args.target, args.model, _parse_params(args.param), args.output,
                 drop_missing_target=args.drop_missing_target, certificate=args.certificate,
-                class_weight=args.class_weight, max_features=args.max_features)
+                class_weight=args.class_weight, max_features=args.max_features,
+                monotone=args.monotone)
     except KeyboardInterrupt:
         if args.debug:
             raise

@@ -734,3 +734,68 @@ def test_bad_class_weight_is_refused_before_fitting(tmp_path, capsys, flag, mode
     assert _fit(path, "--class-weight", flag, model=model) == 2
     assert "class" in _one_line_error(capsys).lower()
     assert not (tmp_path / f"data.{model}.joblib").exists()
+
+
+def test_monotone_flag_constrains_the_signs_and_is_printed(tmp_path, capsys):
+    """--monotone names feature columns as the header does (in any order); the model gets
+    monotonic_cst as integers in feature order, its coefficients have the signs asked for,
+    the printed output states them next to the rule (which is still the model's), and
+    verify re-checks the saved model."""
+    path = _write(tmp_path, ["age,nodes,label", *OVERLAP])
+    cert = tmp_path / "cert.json"
+    assert _fit(path, "--monotone", "nodes=1, age=-1", "--certificate", str(cert)) == 0
+    text = capsys.readouterr().out
+    model = joblib.load(tmp_path / "data.ice.joblib")
+    assert model.monotonic_cst.tolist() == [-1, 1]
+    assert model.monotonic_cst.dtype.kind == "i"
+    assert model.coef_[0, 0] <= 0 and model.coef_[0, 1] >= 0
+    X = np.array([[float(v) for v in row.split(",")[:2]] for row in OVERLAP])
+    y = np.array([row.split(",")[2] for row in OVERLAP])
+    direct = ICEClassifier(monotonic_cst=[-1, 1]).fit(X, y)
+    assert model.training_errors_ == direct.training_errors_ and model.is_optimal_
+    lines = text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("predict "))
+    assert lines[rule + 1] == "monotone: age -1 (coef <= 0), nodes +1 (coef >= 0)"
+    printed = _printed_predictions(text, {"age": X[:, 0], "nodes": X[:, 1]})
+    np.testing.assert_array_equal(printed, model.predict(X))
+    assert main(["verify", str(tmp_path / "data.ice.joblib"), str(path), "--target", "label",
+                 "--certificate", str(cert)]) == 0
+
+
+def test_monotone_plus_one_and_zero(tmp_path, capsys):
+    """+1 and 1 are the same sign; 0 leaves a named column free (and says so)."""
+    path = _write(tmp_path, ["age,nodes,label", *OVERLAP])
+    assert _fit(path, "--monotone", "age=+1,nodes=0") == 0
+    text = capsys.readouterr().out
+    model = joblib.load(tmp_path / "data.ice.joblib")
+    assert model.monotonic_cst.tolist() == [1, 0] and model.coef_[0, 0] >= 0
+    assert "monotone: age +1 (coef >= 0), nodes 0 (free)" in text
+
+
+@pytest.mark.parametrize("flag, extra, model, words", [
+    ("size=1", [], "ice", "no feature column 'size'"),
+    ("label=1", [], "ice", "'label' is the label column"),
+    ("age=2", [], "ice", "must be +1, 1, -1 or 0, got '2'"),
+    ("age=up", [], "ice", "must be +1, 1, -1 or 0"),
+    ("age=1,nodes=-1,age=-1", [], "ice", "'age' is given twice"),
+    ("age", [], "ice", "expects COL=SIGN"),
+    ("age=1,", [], "ice", "expects COL=SIGN"),
+    ("age=1", [], "mrc", "MRCCCG takes no monotonic_cst"),
+    ("age=1", [], "deepice", "DeepICEMaxoutClassifier takes no monotonic_cst"),
+    ("age=1", ["--param", "monotonic_cst=[1,0]"], "ice", "both set monotonic_cst"),
+    ("age=1", ["--max-features", "1"], "ice", "max_features=1"),
+    ("age=1", ["--param", "method='milp'"], "ice", "method='milp'")])
+def test_bad_monotone_is_refused_before_fitting(tmp_path, capsys, flag, extra, model, words):
+    path = _write(tmp_path, ["age,nodes,label", *OVERLAP])
+    assert _fit(path, "--monotone", flag, *extra, model=model) == 2
+    err = _one_line_error(capsys)
+    assert "--monotone" in err and words in err
+    assert not (tmp_path / f"data.{model}.joblib").exists()
+
+
+def test_help_lists_monotone(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fit", "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "--monotone COL=SIGN,..." in text and "coef >= 0" in text

@@ -39,7 +39,7 @@ from .._zero_one._incumbent import best_incumbent
 from .._zero_one._min01 import labeling_errors, majority_labeling, search_size
 from .._zero_one._portfolio import PortfolioResult, enumeration_seconds, solve_portfolio
 from ._feature_subsets import fit_feature_subsets
-from ._monotone import fit_monotone
+from ._monotone import check_monotone_fit, fit_monotone
 
 __all__ = ["ICEClassifier"]
 
@@ -336,11 +336,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         few = self.max_features is not None and self.max_features < data.X.shape[1]
         signs = monotone_signs(self)
         if signs is not None and data.frame.dim > 0:
-            if few or self.method not in ("auto", "exact"):
-                raise ValueError(
-                    "ICEClassifier(monotonic_cst=...) runs with method='auto' or 'exact' and "
-                    "without max_features below the number of features; got method="
-                    f"{self.method!r}, max_features={self.max_features!r}.")
+            check_monotone_fit(self.method, self.max_features, data.X.shape[1])
             fit_monotone(self, data, y, sample_weight, t0, signs)
             return self
         if few:

@@ -50,7 +50,7 @@ from .._zero_one._min01 import search_size, solve_rows
 from .._zero_one._portfolio import enumeration_seconds
 from .._zero_one._signs import SignedFrame, signed_frame
 
-__all__ = ["fit_monotone", "signed_logistic"]
+__all__ = ["check_monotone_fit", "fit_monotone", "signed_logistic"]
 
 #: seconds a fit without time_limit gets where the enumeration cannot finish in a day
 #: (the same as an unconstrained fit's, ICEClassifier._MILP_SECONDS)
@@ -61,6 +61,26 @@ _COVER_SHARE = 0.5
 #: inverse regularization of the sign-constrained logistic regression (scikit-learn's
 #: LogisticRegression default, on standardized features)
 _LOGISTIC_C = 1.0
+
+
+def check_monotone_fit(method: str, max_features: int | None, n_features: int) -> None:
+    """Raise ``ValueError`` where sign constraints cannot be fitted: ``method`` other than
+    ``"auto"`` or ``"exact"``, or ``max_features`` below ``n_features``.
+
+    Examples
+    --------
+    >>> check_monotone_fit("auto", None, 3)
+    >>> check_monotone_fit("milp", None, 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ICEClassifier(monotonic_cst=...) runs with method='auto' or 'exact' ...
+    """
+    if method not in ("auto", "exact") or (max_features is not None
+                                           and max_features < n_features):
+        raise ValueError(
+            "ICEClassifier(monotonic_cst=...) runs with method='auto' or 'exact' and without "
+            f"max_features below the number of features ({n_features}); got method="
+            f"{method!r}, max_features={max_features!r}.")
 
 
 def signed_logistic(X: np.ndarray, positive: np.ndarray, w: np.ndarray,
