@@ -14,6 +14,7 @@ produced the certificate.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -56,6 +57,10 @@ class VerificationReport:
     @property
     def ok(self) -> bool:
         return all(c.passed for c in self.checks)
+
+    def __bool__(self) -> bool:
+        """``if verify(...)``: whether every check passed (:attr:`ok`)."""
+        return self.ok
 
     def add(self, name: str, passed: bool, detail: str = "") -> bool:
         self.checks.append(Check(name, bool(passed), detail))
@@ -247,7 +252,11 @@ def _verify(report, model, X, y, sample_weight, certificate) -> None:
                       f"{sorted(profile.witnesses)}"):
         return
     try:
-        got = profile.value(est, Xa, y, w)
+        with warnings.catch_warnings():
+            # a model fitted on a DataFrame predicts the same on its values; scikit-learn
+            # warns that they have no feature names
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            got = profile.value(est, Xa, y, w)
     except Exception as err:
         report.add("value", False, f"cannot be re-computed from the model "
                    f"({_one_line(err)})")

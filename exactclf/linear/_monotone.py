@@ -26,7 +26,7 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
-from .._base import BinaryData
+from .._base import BinaryData, errors_agree
 from .._budget import LONGEST_SEARCH, Budget, at_least
 from .._certificate import (
     ZERO_ONE_OBJECTIVE,
@@ -161,8 +161,10 @@ class _SignSearch:
         wrong = (self.data.X @ coef + intercept > 0) != self.positive
         return math.fsum(self.data.sample_weight[wrong].tolist())
 
-    def _allowed(self, coef: np.ndarray) -> bool:
-        return bool(np.all(self.signs * coef >= 0))
+    def _at_most(self, value: float) -> bool:
+        """Whether the best rule's errors are at most a search's ``value`` of them (the two
+        sums, per sample and per merged point, differ by rounding)."""
+        return self.best_errors <= value or errors_agree(self.data, self.best_errors, value)
 
     def _incumbents(self) -> None:
         """The better of the constant rule and the sign-constrained logistic regression."""
@@ -232,7 +234,7 @@ class _SignSearch:
                 "on feature j); the bound is the minimum weight of errors on a set of sample "
                 "members that meets every IIS, plus the conflicting duplicates",
                 {"iis": iis})
-        self.complete = bool(res.complete and not left_out and self.best_errors <= res.value)
+        self.complete = bool(res.complete and not left_out and self._at_most(res.value))
         self.trace.record(Stage.SIGNED_IIS_COVER, started, self.best_errors, self.bound,
                           "proven" if self.complete else res.stop_reason or "done")
 
@@ -256,7 +258,7 @@ class _SignSearch:
         self.stop = None if res.complete else res.stop_reason
         if res.improved:
             self._realize(res.positive[:len(data.U)])
-        if res.complete and self.best_errors <= res.value:
+        if res.complete and self._at_most(res.value):
             self.complete = True
             self.bound, self.bound_method = self.best_errors, BoundMethod.EXHAUSTIVE
             self.witness = Witness(
