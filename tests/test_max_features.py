@@ -11,7 +11,6 @@ import joblib
 import numpy as np
 import pytest
 from _helpers import brute_force_min01
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -235,17 +234,15 @@ def test_time_limit_returns_a_bounded_model_and_warns():
 def test_ctrl_c_between_subsets_returns_the_best_so_far(monkeypatch):
     X, y = load_caesarian(return_X_y=True)
     calls = []
+    sweep = _feature_subsets.best_line
 
-    def interrupting_clone(est):
-        inner = clone(est)
-        calls.append(inner)
+    def interrupting_sweep(*args):  # the subsets' searches on two features
+        calls.append(args)
         if len(calls) == 2:
-            def stop(*args, **kwargs):
-                raise KeyboardInterrupt
-            inner.fit = stop
-        return inner
+            raise KeyboardInterrupt
+        return sweep(*args)
 
-    monkeypatch.setattr(_feature_subsets, "clone", interrupting_clone)
+    monkeypatch.setattr(_feature_subsets, "best_line", interrupting_sweep)
     clf = ICEClassifier(max_features=2, device="cpu")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
