@@ -80,8 +80,9 @@ class Fixed:
     """Rows every classifier must keep on its positive side, in every subsystem: the sign
     constraints of :mod:`exactclf._zero_one._signs`, as points at infinity. ``rows`` are in
     the coordinates of the points' rows (``(z, 0, 1)``: the points may not span them),
-    ``samples`` the same constraints in the samples' own coordinates (``(s_j e_j, 0)``,
-    exact), ``features`` the constrained feature of each. With them an IIS is a set of
+    ``samples`` the constraints in the samples' own coordinates (``(s_j e_j, 0)``, exact),
+    ``features`` the constrained feature of each; where ``rows`` combine several of them
+    (the frame drops directions that the constraints reach), ``sources`` say which. With them an IIS is a set of
     points that no classifier satisfying the constraints separates: its Farkas
     certificate carries multipliers ``v >= 0`` on the fixed rows too (Motzkin's
     alternative), and no cover may drop a fixed row."""
@@ -89,6 +90,15 @@ class Fixed:
     rows: np.ndarray
     samples: np.ndarray
     features: np.ndarray
+    #: the rows of ``samples`` (constraints) that each of ``rows`` combines
+    sources: tuple = ()
+
+    def originals(self, fix: np.ndarray) -> np.ndarray:
+        """The constraints (rows of ``samples``) that the rows ``fix`` combine."""
+        if not self.sources:
+            return np.asarray(fix)
+        return np.unique(np.concatenate([self.sources[j] for j in fix] + [np.zeros(0, int)]
+                                        )).astype(int)
 
 
 @dataclass
@@ -482,11 +492,12 @@ class IISOracle:
         multipliers certify: on the samples (their multipliers are the witness's), in the
         frame, in the caller's coordinates; None if none does."""
         fixed = self.fixed
-        for G, C in ((self._Gs, None if fixed is None else fixed.samples),
-                     (self._G, None if fixed is None else fixed.rows), (self._Gx, None)):
+        orig = None if fixed is None else fixed.originals(fix)
+        for G, C in ((self._Gs, None if fixed is None else fixed.samples[orig]),
+                     (self._G, None if fixed is None else fixed.rows[fix]), (self._Gx, None)):
             if G is None or (fixed is not None and C is None):
                 continue
-            rows = G[cand] if C is None else np.vstack([G[cand], C[fix]])
+            rows = G[cand] if C is None else np.vstack([G[cand], C])
             u = farkas_multipliers(rows)
             if u is None or not any(u[:len(cand)]):
                 continue
@@ -497,7 +508,7 @@ class IISOracle:
                 if fixed is not None:
                     self.farkas_fixed[key] = [
                         (int(fixed.features[j]), int(fixed.samples[j, fixed.features[j]]),
-                         int(x)) for j, x in zip(fix, u[len(cand):], strict=True) if x]
+                         int(x)) for j, x in zip(orig, u[len(cand):], strict=True) if x]
             return iis
         return None
 

@@ -39,22 +39,30 @@ _OUTSIDE_TOL = 1e-9
 
 @dataclass(frozen=True)
 class SignedFrame:
-    """The rows of a sign-constrained problem: the points' frame (``frame``), the extra
-    directions ``extra`` (standardized features, orthonormal columns) the constraints need
-    beyond the points' hull, and one unit row per constrained feature (``rows``, in the
-    coordinates ``(frame, extra, homogeneous)``) for the features ``features`` with the
-    signs ``signs``."""
+    """The rows of a sign-constrained problem in the points' frame (``frame``).
+
+    ``extra`` (standardized features, orthonormal columns) are the directions the
+    constraints reach beyond the points' hull, ``full`` the constraint of each constrained
+    feature (``features``, with ``signs``) in the coordinates ``(frame, extra)``. The points
+    do not see the extra coordinates, so they are eliminated (Fourier-Motzkin: a pair of
+    constraints bounding one from both sides leaves their sum, each scaled by its
+    coefficient): ``rows`` are the constraints on the frame's coordinates alone, as points
+    at infinity ``(c, 0)``, each the sum of the original constraints ``sources[i]`` times
+    positive factors. The searches run in the points' own dimension.
+    """
 
     frame: AffineFrame
     extra: np.ndarray
+    full: np.ndarray
     rows: np.ndarray
+    sources: tuple
     features: np.ndarray
     signs: np.ndarray
 
     @property
     def dim(self) -> int:
         """Columns of a row, less one: the search's planes go through this many rows."""
-        return self.frame.dim + self.extra.shape[1]
+        return self.frame.dim
 
     def fixed(self) -> Fixed:
         """The constraint rows as the IIS cover takes them (with their exact form in the
@@ -62,23 +70,69 @@ class SignedFrame:
         d = len(self.frame.scale)
         samples = np.zeros((len(self.features), d + 1))
         samples[np.arange(len(self.features)), self.features] = self.signs
-        return Fixed(self.rows, samples, self.features)
+        return Fixed(self.rows, samples, self.features, self.sources)
 
     def points(self, Z: np.ndarray) -> np.ndarray:
-        """The rows ``(z, 0, 1)`` of points ``Z`` given in the frame's coordinates."""
-        n = len(Z)
-        return np.hstack([Z, np.zeros((n, self.extra.shape[1])), np.ones((n, 1))])
+        """The rows ``(z, 1)`` of points ``Z`` given in the frame's coordinates."""
+        return np.hstack([Z, np.ones((len(Z), 1))])
 
     def to_original(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
-        """``coef . x + intercept`` in the original features for the row form ``theta``."""
+        """``coef . x + intercept`` in the original features for the row form ``theta``
+        (its extra coordinates chosen to keep every constraint as far from 0 as they can,
+        by a small linear program; left at 0 where none keeps them all)."""
         r = self.frame.dim
-        a, g, b = theta[:r], theta[r:self.dim], float(theta[self.dim])
+        a, b = theta[:r], float(theta[r])
         coef, intercept = self.frame.to_original(a, b)
+        g = self._extra(a)
         if g.size:
             more = (self.extra @ g) / self.frame.scale
             coef = coef + more
             intercept -= float(more @ self.frame.shift + more @ self.frame.origin)
         return coef, intercept
+
+    def _extra(self, a: np.ndarray) -> np.ndarray:
+        rho = self.extra.shape[1]
+        if rho == 0:
+            return np.zeros(0)
+        from scipy.optimize import linprog
+
+        r = self.frame.dim
+        base = self.full[:, :r] @ a
+        E = self.full[:, r:]
+        cap = float(np.abs(base).max()) + 1.0
+        # max t  s.t.  base_j + E_j g >= t  (t <= cap keeps it bounded)
+        res = linprog(np.r_[np.zeros(rho), -1.0], A_ub=np.hstack([-E, np.ones((len(E), 1))]),
+                      b_ub=base, bounds=[(None, None)] * rho + [(None, cap)], method="highs")
+        if res.status != 0 or res.x[-1] <= 0:
+            return np.zeros(rho)
+        return res.x[:rho]
+
+
+def _eliminate(full: np.ndarray, r: int) -> tuple[np.ndarray, tuple]:
+    """Fourier-Motzkin elimination of the columns of ``full`` past the first ``r`` from the
+    strict system ``full @ (a, g) > 0``: the rows on ``a`` alone of the system that has a
+    ``g`` exactly when the original does, with the original rows each is a positive
+    combination of."""
+    rows = full
+    sources = [(j,) for j in range(len(full))]
+    while rows.shape[1] > r:
+        col = rows[:, -1]
+        size = np.abs(rows).max(axis=1)
+        up, down = col > _OUTSIDE_TOL * size, col < -_OUTSIDE_TOL * size
+        new = [rows[i, :-1] for i in np.flatnonzero(~(up | down))]
+        src = [sources[i] for i in np.flatnonzero(~(up | down))]
+        for i in np.flatnonzero(up):
+            for k in np.flatnonzero(down):
+                new.append(rows[i, :-1] / col[i] - rows[k, :-1] / col[k])
+                src.append(tuple(sorted(set(sources[i]) | set(sources[k]))))
+        rows = np.array(new).reshape(len(new), rows.shape[1] - 1)
+        sources = src
+    norm = np.linalg.norm(rows, axis=1)
+    # strict constraints that a feasible system implies cannot cancel to 0 > 0; what
+    # rounding leaves of one is no constraint
+    keep = norm > _OUTSIDE_TOL * max(1.0, float(norm.max(initial=0.0)))
+    rows = rows[keep] / norm[keep, None]
+    return rows, tuple(np.array(s) for s, k in zip(sources, keep, strict=True) if k)
 
 
 def signed_frame(frame: AffineFrame, signs: np.ndarray) -> SignedFrame:
@@ -87,14 +141,16 @@ def signed_frame(frame: AffineFrame, signs: np.ndarray) -> SignedFrame:
 
     Examples
     --------
-    Two identical features asked to move in opposite directions: the second constraint
-    needs a direction that the points (on the diagonal) do not span.
+    Two identical features asked to move in opposite directions: any slope of their sum is
+    allowed (``w_j = 2, w_k = -1`` is a slope 1), so no constraint is left on the points'
+    line; the same direction asked of both is one constraint.
 
     >>> from exactclf._geometry import affine_frame
     >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [3.0, 3.0]])
-    >>> sf = signed_frame(affine_frame(X), np.array([1, -1]))
-    >>> sf.dim, sf.rows.shape
-    (2, (2, 3))
+    >>> signed_frame(affine_frame(X), np.array([1, -1])).rows.shape
+    (0, 2)
+    >>> signed_frame(affine_frame(X), np.array([1, 1])).rows.shape
+    (1, 2)
     """
     signs = np.asarray(signs)
     d, r = frame.basis.shape
@@ -113,8 +169,9 @@ def signed_frame(frame: AffineFrame, signs: np.ndarray) -> SignedFrame:
         left, s, _ = np.linalg.svd(G, full_matrices=False)
         extra = outside @ left[:, : int(np.sum(s > _OUTSIDE_TOL))]
     # a positive multiple of the standardized constraint direction is the same constraint:
-    # the frame's linear part (basis / norm) and the extra coordinates, then unit rows
-    rows = np.hstack([U.T @ frame.basis / frame.norm, U.T @ extra,
-                      np.zeros((len(features), 1))])
-    rows /= np.linalg.norm(rows, axis=1)[:, None]
-    return SignedFrame(frame, extra, rows, features, signs[features].astype(np.float64))
+    # the frame's linear part (basis / norm) and the extra coordinates
+    full = np.hstack([U.T @ frame.basis / frame.norm, U.T @ extra])
+    rows, sources = _eliminate(full, r)
+    rows = np.hstack([rows, np.zeros((len(rows), 1))])
+    return SignedFrame(frame, extra, full, rows, sources, features,
+                       signs[features].astype(np.float64))
