@@ -1,7 +1,7 @@
 """What each stage of the ICE and Deep-ICE schedules buys: every fit once with the full
 schedule, then once without each stage that the full fit ran (``exactclf._stages.ablated``).
 
-    python benchmarks/ablation.py [--estimators ice deepice] [--budget 30] [--quick]
+    python benchmarks/ablation.py [--estimators ice monotone deepice] [--budget 30] [--quick]
                                   [--budgeted-only] [--stages NAME ...] [--repeat 1]
                                   [--out benchmarks/results/ablation.txt]
 
@@ -14,6 +14,8 @@ every fit N times and reports their medians):
   stage, these fits get 20 times the full schedule's time (at least 30 s);
 - ICEClassifier with ``time_limit=--budget`` on one 80 % split (``random_state=0``) of each
   large Deep-ICE Table 2 set (beyond the exact range);
+- ICEClassifier with ``monotonic_cst`` (the signs of a LogisticRegression's coefficients)
+  and ``time_limit=--budget`` on the ICE paper's four sets, bloodtransfer and sepsis;
 - DeepICEMaxoutClassifier with ``time_limit=--budget`` at K = 2 and 3 on Haberman,
   bloodtransfer and sepsis, and at K = 2 on 80 % of rice.
 
@@ -36,6 +38,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from exactclf import DeepICEMaxoutClassifier, ICEClassifier
@@ -48,6 +51,7 @@ ICE_STAGES = [Stage.ANNEALED_SIGMOID, Stage.MILP_INCUMBENT, Stage.ONE_UNIT_NETWO
               Stage.LOCAL_SEARCH, Stage.LOCAL_COVER, Stage.RANDOM_PARTITION,
               Stage.ENUMERATION, Stage.IIS_COVER, Stage.MILP_TURN, Stage.FINAL_LP,
               Stage.QUICK_BOUND]
+MONOTONE_STAGES = [Stage.SIGNED_IIS_COVER, Stage.SIGNED_ENUMERATION]
 DEEPICE_STAGES = [Stage.POLARITY_SEEDS, Stage.HEURISTIC, Stage.GROW, Stage.SURROGATE,
                   Stage.OBSTRUCTION_COVER, Stage.PAIR_COVER, Stage.LEVEL_BLOCKS,
                   Stage.PARTITION_BOUNDS, Stage.JOINT_COVER, Stage.EXACT_SEARCH,
@@ -71,13 +75,15 @@ class Instance:
     name: str
     X: np.ndarray
     y: np.ndarray
-    estimator: str  # "ice" or "deepice"
+    estimator: str  # "ice", "monotone" or "deepice"
     K: int = 1
     time_limit: float | None = None
 
     def fit(self, time_limit=None):
-        cls = ICEClassifier if self.estimator == "ice" else DeepICEMaxoutClassifier
-        kwargs = {} if self.estimator == "ice" else {"n_hyperplanes": self.K}
+        cls = DeepICEMaxoutClassifier if self.estimator == "deepice" else ICEClassifier
+        kwargs = ({"n_hyperplanes": self.K} if self.estimator == "deepice" else
+                  {"monotonic_cst": _lr_signs(self.X, self.y)}
+                  if self.estimator == "monotone" else {})
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -89,6 +95,15 @@ def _gaussian(n: int, d: int, seed: int):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
     return X, ((X @ rng.normal(size=d) > 0) ^ (rng.random(n) < 0.1)).astype(int)
+
+
+def _lr_signs(X, y):
+    """The signs of a LogisticRegression's coefficients on standardized features: the
+    directions a user would ask a monotone rule to keep."""
+    std = X.std(axis=0)
+    lr = LogisticRegression(max_iter=5000).fit((X - X.mean(axis=0)) / np.where(std, std, 1),
+                                               y)
+    return np.sign(lr.coef_[0]).astype(int)
 
 
 def _split(loader):
@@ -110,6 +125,12 @@ def instances(budget: float, estimators, quick: bool, budgeted_only: bool = Fals
     if "ice" in estimators:
         groups.append([Instance(f"{name} 80%", *_split(loader), "ice", time_limit=budget)
                        for name, loader in LARGE.items()])
+    if "monotone" in estimators:
+        groups.append([Instance(name, *loader(return_X_y=True), "monotone",
+                                time_limit=budget) for name, loader in [
+            ("voicepath", ds.load_voicepath), ("haberman", ds.load_haberman),
+            ("caesarian", ds.load_caesarian), ("cryotherapy", ds.load_cryotherapy),
+            ("bloodtransfer", ds.load_bloodtransfer), ("sepsis", ds.load_sepsis)]])
     if "deepice" in estimators:
         small = [("haberman", ds.load_deepice_haberman), ("bloodtransfer",
                                                           ds.load_bloodtransfer),
@@ -198,7 +219,7 @@ def run(insts, stages_of, say, repeat=1):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--estimators", nargs="+", default=["ice", "deepice"],
-                        choices=["ice", "deepice"])
+                        choices=["ice", "monotone", "deepice"])
     parser.add_argument("--budget", type=float, default=30.0)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--budgeted-only", action="store_true")
@@ -218,11 +239,12 @@ def main(argv=None):
         f", {os.cpu_count()} cores, python {platform.python_version()}")
     insts = instances(args.budget, args.estimators, args.quick, args.budgeted_only)
     chosen = None if args.stages is None else {Stage(s) for s in args.stages}
+    schedules = {"ice": ICE_STAGES, "monotone": MONOTONE_STAGES, "deepice": DEEPICE_STAGES}
     summary = run(insts, lambda inst: [
-        s for s in (ICE_STAGES if inst.estimator == "ice" else DEEPICE_STAGES)
-        if chosen is None or s in chosen], say, args.repeat)
+        s for s in schedules[inst.estimator] if chosen is None or s in chosen], say,
+        args.repeat)
     say("\n# per stage: instances where leaving it out was worse / better / the same")
-    for stage in ICE_STAGES + DEEPICE_STAGES:
+    for stage in ICE_STAGES + MONOTONE_STAGES + DEEPICE_STAGES:
         if chosen is not None and stage not in chosen:
             continue
         rows = summary.get(str(stage), [])

@@ -58,6 +58,12 @@ _CAPPED_SECONDS = 30.0
 #: share of the time left that the IIS cover gets when the enumeration can follow it: the
 #: cover's bound is the fit's on a stop, the enumeration's only on completion
 _COVER_SHARE = 0.5
+#: share of the time that an enumeration going first under a budget leaves to the IIS
+#: cover, for a bound if the enumeration stops (as ICEClassifier keeps a tenth for one)
+_BOUND_SHARE = 0.1
+#: share of an IIS cover's time kept for the master's LP relaxation after the peeling
+#: passes (IISCoverSolver.run's reserve)
+_RESERVE_SHARE = 0.1
 #: inverse regularization of the sign-constrained logistic regression (scikit-learn's
 #: LogisticRegression default, on standardized features)
 _LOGISTIC_C = 1.0
@@ -189,32 +195,56 @@ class _SignSearch:
 
     # -- stages -----------------------------------------------------------------------------
     def run(self) -> None:
+        """The schedule: the incumbents; the IIS cover first from dimension 5 on or where
+        the enumeration is predicted not to finish in time (then the enumeration, if it is
+        predicted to finish in the time left), else the enumeration first, and if a
+        budget stops it, the IIS cover in the time kept for a bound."""
+        est, budget = self.est, self.budget
+        predicted = enumeration_seconds(self.total, est.n_jobs)
+        if est.method == "exact" and not (self.total <= MAX_RANK and (
+                self.finishes or budget.limited)):
+            raise ValueError(
+                f"ICEClassifier(method='exact', monotonic_cst=...): the enumeration has "
+                f"{self.total:.3g} candidate hyperplanes, about {predicted / 86400:.3g} days "
+                "here. Use method='auto' (the IIS cover), give a time_limit, reduce the "
+                "number of features, or fit on a subsample.")
         self._incumbents()
-        predicted = enumeration_seconds(self.total, self.est.n_jobs)
-        cover_first = self.est.method == "auto" and (
-            self.sf.dim >= _IIS_FIRST_DIM or not self.finishes
-            or (self.budget.limited and predicted > self.budget.left()))
-        if cover_first and enabled(Stage.SIGNED_IIS_COVER):
-            self._iis_cover()
-        if not self.complete and self.stop is None and self.total <= MAX_RANK and (
-                self.finishes or self.budget.limited):
-            self._enumerate()
+        cover = enabled(Stage.SIGNED_IIS_COVER) and est.method == "auto"
+        enumerable = (enabled(Stage.SIGNED_ENUMERATION) and self.total <= MAX_RANK
+                      and (self.finishes or budget.limited))
+        cover_first = cover and (
+            self.sf.dim >= _IIS_FIRST_DIM or not self.finishes or not enumerable
+            or (budget.limited and predicted > budget.left()))
+        if cover_first:
+            follows = enumerable and predicted <= (1 - _COVER_SHARE) * budget.left()
+            self._iis_cover(_COVER_SHARE if follows else 1.0)
+            enumerable = follows
+        if self.complete or self.stop is not None or not enumerable:
+            return
+        keep = _BOUND_SHARE * budget.left() if budget.limited and cover and not cover_first \
+            else 0.0
+        self._enumerate(keep)
+        if not self.complete and self.stop == StopReason.TIME_LIMIT and keep:
+            self.stop = None
+            self._iis_cover(1.0)
 
     def _start(self) -> np.ndarray:
         """The incumbent's labeling of the unique points."""
         return self.data.U @ self.coef + self.intercept > 0
 
-    def _iis_cover(self) -> None:
-        """The IIS cover with the constraints as fixed rows: a bound with its witness, and
-        the optimum when it closes (on the share of the time the enumeration can use)."""
+    def _iis_cover(self, share: float) -> None:
+        """The IIS cover with the constraints as fixed rows, on ``share`` of the time left:
+        a bound with its witness, and the optimum when it closes."""
         started = time.perf_counter()
         data, est = self.data, self.est
-        seconds = None if not self.budget.limited else at_least(
-            self.budget.left() * (_COVER_SHARE if self.total <= MAX_RANK else 1.0))
+        seconds = None if not self.budget.limited else at_least(self.budget.left() * share)
         solver = IISCoverSolver(data.Z, data.wpos, data.wneg, incumbent=self._start(),
                                 samples=data.U, fixed=self.sf.fixed(),
                                 mip_solver=est.mip_solver, verbose=est.verbose)
-        res = solver.run(time_limit=seconds)
+        # the master's LP relaxation over the IISs of unfinished peeling passes: on
+        # thousands of points the first passes alone can take the budget
+        res = solver.run(time_limit=seconds,
+                         reserve=0.0 if seconds is None else _RESERVE_SHARE * seconds)
         if res.stop_reason == StopReason.INTERRUPTED:
             self.stop = StopReason.INTERRUPTED
         self._realize(res.positive)
@@ -238,8 +268,9 @@ class _SignSearch:
         self.trace.record(Stage.SIGNED_IIS_COVER, started, self.best_errors, self.bound,
                           "proven" if self.complete else res.stop_reason or "done")
 
-    def _enumerate(self) -> None:
-        """The enumeration over the points and the constraints' points at infinity."""
+    def _enumerate(self, keep: float = 0.0) -> None:
+        """The enumeration over the points and the constraints' points at infinity, until
+        ``keep`` seconds are left."""
         started = time.perf_counter()
         data, sf = self.data, self.sf
         Xh = np.vstack([sf.points(data.Z), sf.rows])
@@ -250,7 +281,7 @@ class _SignSearch:
         wneg = np.r_[data.wneg, np.zeros(len(sf.rows))]
         start = np.r_[self._start(), np.ones(len(sf.rows), bool)]
         est = self.est
-        time_limit = None if not self.budget.limited else at_least(self.budget.left())
+        time_limit = None if not self.budget.limited else at_least(self.budget.left(keep))
         # Ctrl-C stops the search with the best labeling so far (it warns)
         res = solve_rows(Xh, wpos, wneg, start, max_candidates=est.max_candidates,
                          time_limit=time_limit, n_jobs=est.n_jobs, verbose=est.verbose)
