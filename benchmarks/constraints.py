@@ -14,8 +14,25 @@ k of ``--k`` below D, one row: the training errors of
 
 Then, where ICE proved its optimum, the ratio of its proof time to the MILP's time.
 
+A second table, for monotone fits (``--monotone``): for each dataset and each sign pattern
+
+- "lr": the signs of the coefficients of an L2 LogisticRegression on standardized features
+  (a plausible domain direction a user would ask for),
+- "anti-lr": the opposite signs (a wrong prior: what it costs),
+
+one row with the unconstrained ICE fit (time limit T: errors, proven, seconds; the one of the
+first table); ICEClassifier(monotonic_cst=signs, time_limit=T): errors, proven, bound,
+seconds, and its time over the unconstrained fit's (the target: proven where the
+unconstrained fit is, in at most 1.5 times its time), checked (the signs of coef_ and
+``exactclf.verify``: 'ok' or 'FAIL'); the sign-constrained logistic regression at its best
+intercept (what a user would otherwise fit); and a big-M MILP with the signs as bounds on the
+weights (no indicators; the weight bound, margin and time limit of the first table): errors,
+seconds, HiGHS's status. Then the time ratios where both fits are proven.
+
     python benchmarks/constraints.py [--k 1 2 3] [--time-limit 60] [--datasets haberman ...]
-        [--output benchmarks/results/constraints.txt]
+        [--monotone {lr,anti-lr,both,none}] [--output benchmarks/results/constraints.txt]
+
+(``--monotone none``: the first table only; ``--k`` with no value: the second only.)
 """
 
 from __future__ import annotations
@@ -33,17 +50,20 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import l1_min_c
 
-from exactclf import ICEClassifier
+from exactclf import ICEClassifier, verify
 from exactclf._base import merge_duplicates
 from exactclf._highs import new_highs
 from exactclf.datasets import load_dataset
 from exactclf.linear._feature_subsets import best_threshold
+from exactclf.linear._monotone import _best_intercept, signed_logistic
 
 DATASETS = ["haberman", "bloodtransfer", "sepsis", "caesarian", "cryotherapy", "voicepath",
             "auction_verification", "rice_cammeo", "diabetic"]
 #: the big-M model's weight bound (on standardized features) and margin, as the unconstrained
 #: baseline of benchmarks/ice_vs_baselines.py
 WEIGHT_BOUND, MARGIN = 1e3, 1.0
+#: the sign patterns of the monotone table, by --monotone
+PATTERNS = {"lr": ["lr"], "anti-lr": ["anti-lr"], "both": ["lr", "anti-lr"], "none": []}
 
 
 class Tee:
@@ -100,6 +120,53 @@ def l1_logistic(X: np.ndarray, y: np.ndarray, k: int, n_c: int = 40,
     return min(found) if found else (None, 0)
 
 
+def _plane_rows(Z: np.ndarray, wpos: np.ndarray, wneg: np.ndarray, extra: int):
+    """The rows of the points in a big-M MILP over the columns ``a`` (d), ``b`` (1), ``t``
+    (n: point i predicted positive) and ``extra`` more: ``a.z_i + b >= margin - M_i (1 -
+    t_i)``, ``a.z_i + b <= -margin + M_i t_i``; (rows, their lower and upper bounds, the
+    bound on ``|b|``, the cost of the columns a, b, t)."""
+    import highspy
+    import scipy.sparse as sp
+
+    n = len(Z)
+    l1 = np.abs(Z).sum(axis=1)
+    b_bound = WEIGHT_BOUND * l1.max() + MARGIN
+    big = 2 * MARGIN + WEIGHT_BOUND * l1 + b_bound
+    inf = highspy.kHighsInf
+    points = sp.hstack([sp.csr_matrix(Z), np.ones((n, 1)), sp.diags(-big),
+                        sp.csr_matrix((n, extra))]).tocsr()
+    rows = sp.vstack([points, points]).tocsr()
+    row_lo = np.r_[MARGIN - big, np.full(n, -inf)]
+    row_hi = np.r_[np.full(n, inf), np.full(n, -MARGIN)]
+    return rows, row_lo, row_hi, b_bound, np.r_[np.zeros(Z.shape[1] + 1), wneg - wpos]
+
+
+def _solve_milp(lower, upper, cost, first_binary: int, rows, row_lo, row_hi,
+                time_limit: float) -> tuple[np.ndarray | None, str]:
+    """``min cost.x`` subject to ``row_lo <= rows x <= row_hi``, ``lower <= x <= upper``,
+    the columns from ``first_binary`` on integer, on HiGHS with a time limit and no gap
+    tolerance; (the solution, None without one; HiGHS's status)."""
+    import highspy
+
+    n_cols = len(cost)
+    h = new_highs()
+    h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.addVars(n_cols, lower, upper)
+    h.changeColsCost(n_cols, np.arange(n_cols, dtype=np.int32), cost)
+    binary = np.arange(first_binary, n_cols, dtype=np.int32)
+    h.changeColsIntegrality(len(binary), binary,
+                            np.full(len(binary), highspy.HighsVarType.kInteger))
+    h.addRows(rows.shape[0], row_lo, row_hi, rows.nnz, rows.indptr[:-1].astype(np.int32),
+              rows.indices.astype(np.int32), rows.data)
+    h.run()
+    status = h.modelStatusToString(h.getModelStatus())
+    x = np.asarray(h.getSolution().col_value)
+    if x.size != n_cols or h.getInfo().primal_solution_status == 0:
+        return None, status
+    return x, status
+
+
 def cardinality_milp(X: np.ndarray, y: np.ndarray, k: int,
                      time_limit: float) -> tuple[int, float, str]:
     """The big-M MILP with at most k features on, on the standardized unique points:
@@ -116,49 +183,61 @@ def cardinality_milp(X: np.ndarray, y: np.ndarray, k: int,
     Zall = standardized(X)
     Z, wpos, wneg, _ = merge_duplicates(Zall, y == 1, np.ones(len(y)))
     n, d = Z.shape
-    l1 = np.abs(Z).sum(axis=1)
-    b_bound = WEIGHT_BOUND * l1.max() + MARGIN
-    big = 2 * MARGIN + WEIGHT_BOUND * l1 + b_bound
-    inf = highspy.kHighsInf
+    points, point_lo, point_hi, b_bound, cost = _plane_rows(Z, wpos, wneg, d)
     # columns: a (d), b (1), t (n), u (d)
-    n_cols = 2 * d + 1 + n
     lower = np.r_[np.full(d, -WEIGHT_BOUND), -b_bound, np.zeros(n + d)]
     upper = np.r_[np.full(d, WEIGHT_BOUND), b_bound, np.ones(n + d)]
-    cost = np.r_[np.zeros(d + 1), wneg - wpos, np.zeros(d)]
-    points = sp.hstack([sp.csr_matrix(Z), np.ones((n, 1)), sp.diags(-big),
-                        sp.csr_matrix((n, d))]).tocsr()
     a_on = sp.hstack([sp.eye(d), sp.csr_matrix((d, 1 + n)), -WEIGHT_BOUND * sp.eye(d)])
     a_neg = sp.hstack([-sp.eye(d), sp.csr_matrix((d, 1 + n)), -WEIGHT_BOUND * sp.eye(d)])
     card = sp.csr_matrix(np.r_[np.zeros(d + 1 + n), np.ones(d)])
-    rows = sp.vstack([points, points, a_on, a_neg, card]).tocsr()
-    row_lo = np.r_[MARGIN - big, np.full(n, -inf), np.full(2 * d, -inf), -inf]
-    row_hi = np.r_[np.full(n, inf), np.full(n, -MARGIN), np.zeros(2 * d), k]
-    h = new_highs()
-    h.setOptionValue("time_limit", float(time_limit))
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.addVars(n_cols, lower, upper)
-    h.changeColsCost(n_cols, np.arange(n_cols, dtype=np.int32), cost)
-    binary = np.arange(d + 1, n_cols, dtype=np.int32)
-    h.changeColsIntegrality(len(binary), binary,
-                            np.full(len(binary), highspy.HighsVarType.kInteger))
-    h.addRows(rows.shape[0], row_lo, row_hi, rows.nnz, rows.indptr[:-1].astype(np.int32),
-              rows.indices.astype(np.int32), rows.data)
-    h.run()
-    status = h.modelStatusToString(h.getModelStatus())
-    x = np.asarray(h.getSolution().col_value)
-    if x.size != n_cols or h.getInfo().primal_solution_status == 0:
+    rows = sp.vstack([points, a_on, a_neg, card]).tocsr()
+    row_lo = np.r_[point_lo, np.full(2 * d, -highspy.kHighsInf), -highspy.kHighsInf]
+    row_hi = np.r_[point_hi, np.zeros(2 * d), k]
+    x, status = _solve_milp(lower, upper, np.r_[cost, np.zeros(d)], d + 1, rows, row_lo,
+                            row_hi, time_limit)
+    if x is None:
         return min(int((y == 1).sum()), int((y != 1).sum())), time.perf_counter() - t0, status
     coef = np.where(x[d + 1 + n:] > 0.5, x[:d], 0.0)  # only the features switched on
     return errors_of(Zall @ coef + x[d], y), time.perf_counter() - t0, status
 
 
-def ice(X: np.ndarray, y: np.ndarray, k: int | None, time_limit: float) -> ICEClassifier:
+def sign_milp(X: np.ndarray, y: np.ndarray, signs: np.ndarray,
+              time_limit: float) -> tuple[int, float, str]:
+    """The big-M MILP of :func:`cardinality_milp` without indicators, with ``0 <= a_j <= W``
+    where ``signs[j] = 1`` and ``-W <= a_j <= 0`` where ``signs[j] = -1`` (standardizing
+    keeps the signs): (errors of its plane on the data, seconds, HiGHS's status)."""
+    t0 = time.perf_counter()
+    Zall = standardized(X)
+    Z, wpos, wneg, _ = merge_duplicates(Zall, y == 1, np.ones(len(y)))
+    n, d = Z.shape
+    rows, row_lo, row_hi, b_bound, cost = _plane_rows(Z, wpos, wneg, 0)
+    # columns: a (d), b (1), t (n)
+    lower = np.r_[np.where(signs > 0, 0.0, -WEIGHT_BOUND), -b_bound, np.zeros(n)]
+    upper = np.r_[np.where(signs < 0, 0.0, WEIGHT_BOUND), b_bound, np.ones(n)]
+    x, status = _solve_milp(lower, upper, cost, d + 1, rows, row_lo, row_hi, time_limit)
+    if x is None:
+        return min(int((y == 1).sum()), int((y != 1).sum())), time.perf_counter() - t0, status
+    return errors_of(Zall @ x[:d] + x[d], y), time.perf_counter() - t0, status
+
+
+def ice(X: np.ndarray, y: np.ndarray, k: int | None, time_limit: float,
+        **params) -> ICEClassifier:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return ICEClassifier(max_features=k, time_limit=time_limit, n_jobs=1).fit(X, y)
+        return ICEClassifier(max_features=k, time_limit=time_limit, n_jobs=1,
+                             **params).fit(X, y)
 
 
-def run(datasets, ks, time_limit: float, out) -> None:
+def free_fit(fits: dict, name: str, X: np.ndarray, y: np.ndarray,
+             time_limit: float) -> ICEClassifier:
+    """The unconstrained ICE fit of dataset ``name``, fitted once per run (kept in
+    ``fits``): both tables report the same one."""
+    if name not in fits:
+        fits[name] = ice(X, y, None, time_limit)
+    return fits[name]
+
+
+def run(datasets, ks, time_limit: float, out, fits: dict) -> None:
     header = (f"{'dataset':<21}{'N':>5}{'D':>3}{'k':>3} | {'ICE':>5} {'proven':>6} {'bound':>6} "
               f"{'[s]':>6} | {'L1-LR':>5} {'nnz':>3} | {'MILP':>5} {'[s]':>6} {'status':<18} | "
               f"{'no limit':>8}")
@@ -167,7 +246,9 @@ def run(datasets, ks, time_limit: float, out) -> None:
     for name in datasets:
         X, y = load_dataset(name, return_X_y=True)
         N, D = X.shape
-        free = ice(X, y, None, time_limit)
+        if not [k for k in ks if k < D]:
+            continue
+        free = free_fit(fits, name, X, y, time_limit)
         free_text = f"{free.training_errors_:g}{'' if free.is_optimal_ else '*'}"
         for k in [k for k in ks if k < D]:
             clf = ice(X, y, k, time_limit)
@@ -193,12 +274,97 @@ def run(datasets, ks, time_limit: float, out) -> None:
               f"{np.exp(np.log(values).mean()):.3g} over {len(values)} runs", file=out)
 
 
+def lr_signs(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The signs (-1, 0, 1) of the coefficients of an L2 LogisticRegression (scikit-learn's
+    defaults) on the standardized features: the "lr" pattern."""
+    lr = LogisticRegression(max_iter=10000).fit(standardized(X), y)
+    return np.sign(lr.coef_[0]).astype(int)
+
+
+def signed_lr_errors(X: np.ndarray, y: np.ndarray, signs: np.ndarray) -> int:
+    """Training errors of the sign-constrained L2 logistic regression at the intercept
+    that minimizes them (the start of ICEClassifier(monotonic_cst=...))."""
+    positive, w = y == 1, np.ones(len(y))
+    coef, _ = signed_logistic(X, positive, w, signs)
+    scores = X @ coef
+    return errors_of(scores + _best_intercept(scores, positive, w), y)
+
+
+def check_monotone(model: ICEClassifier, X: np.ndarray, y: np.ndarray,
+                   signs: np.ndarray) -> str:
+    """'ok' where the model's coef_ has the signs asked for and ``verify`` accepts its
+    certificate, else 'FAIL' and what failed."""
+    failed = []
+    if np.any(signs * model.coef_[0] < 0):
+        failed.append("signs")
+    if not verify(model, X, y).ok:
+        failed.append("verify")
+    return "ok" if not failed else "FAIL:" + ",".join(failed)
+
+
+def sign_text(signs: np.ndarray) -> str:
+    """The pattern as one character per feature: '+', '-' or '0'."""
+    return "".join("+" if s > 0 else "-" if s < 0 else "0" for s in signs)
+
+
+def monotone_row(name: str, X, y, pattern: str, free: ICEClassifier, time_limit: float,
+                 out) -> tuple[float, bool, bool]:
+    """Fit, check and print one row of the monotone table; (the monotone fit's time over
+    the unconstrained one's, whether both are proven, whether the check passed)."""
+    signs = lr_signs(X, y) * (1 if pattern == "lr" else -1)
+    clf = ice(X, y, None, time_limit, monotonic_cst=signs.tolist())
+    check = check_monotone(clf, X, y, signs)
+    s_lr = signed_lr_errors(X, y, signs)
+    m_errors, m_seconds, status = sign_milp(X, y, signs, time_limit)
+    ratio = clf.fit_time_ / max(free.fit_time_, 1e-9)
+    N, D = X.shape
+    print(f"{name:<21}{N:>5}{D:>3} {pattern:<7} | {free.training_errors_:>5g} "
+          f"{'yes' if free.is_optimal_ else 'no':>6} {free.fit_time_:>6.1f} | "
+          f"{clf.training_errors_:>5g} {'yes' if clf.is_optimal_ else 'no':>6} "
+          f"{clf.lower_bound_:>6g} {clf.fit_time_:>6.1f} {ratio:>7.3g} {check:<5} | "
+          f"{s_lr:>5} | {m_errors:>5} {m_seconds:>6.1f} {status[:18]:<18} | "
+          f"{sign_text(signs)}", file=out, flush=True)
+    return ratio, bool(free.is_optimal_ and clf.is_optimal_), check == "ok"
+
+
+def run_monotone(datasets, patterns, time_limit: float, out, fits: dict) -> None:
+    """The monotone table (see the module docstring) and its time ratios."""
+    print(f"\n{'dataset':<21}{'N':>5}{'D':>3} {'pattern':<7} | {'free':>5} {'proven':>6} "
+          f"{'[s]':>6} | {'mono':>5} {'proven':>6} {'bound':>6} {'[s]':>6} {'ratio':>7} "
+          f"{'check':<5} | {'S-LR':>5} | {'MILP':>5} {'[s]':>6} {'status':<18} | signs",
+          file=out, flush=True)
+    ratios, failed = [], 0
+    for name in datasets:
+        X, y = load_dataset(name, return_X_y=True)
+        free = free_fit(fits, name, X, y, time_limit)
+        for pattern in patterns:
+            ratio, proven, ok = monotone_row(name, X, y, pattern, free, time_limit, out)
+            failed += not ok
+            if proven:
+                ratios.append((name, pattern, ratio))
+    print("free: ICEClassifier unconstrained; mono: with monotonic_cst=signs (ratio: its "
+          "seconds / free's; check: signs of coef_ and verify); S-LR: sign-constrained "
+          "LogisticRegression at its best intercept; MILP: big-M with the signs as weight "
+          f"bounds; {failed} FAIL", file=out)
+    print("\nmonotone seconds / unconstrained seconds, where both are proven (target <= 1.5):",
+          file=out)
+    for name, pattern, ratio in ratios:
+        print(f"  {name:<21} {pattern:<7}: {ratio:.3g}", file=out)
+    if ratios:
+        values = np.array([r for _, _, r in ratios])
+        print(f"  median {np.median(values):.3g}, geometric mean "
+              f"{np.exp(np.log(values).mean()):.3g}, {int((values <= 1.5).sum())} of "
+              f"{len(values)} at most 1.5", file=out)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
-    parser.add_argument("--k", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--k", nargs="*", type=int, default=[1, 2, 3])
     parser.add_argument("--time-limit", type=float, default=60.0)
-    parser.add_argument("--output", help="also write the table to this file")
+    parser.add_argument("--monotone", choices=list(PATTERNS), default="both",
+                        help="the sign patterns of the monotone table (none: no table)")
+    parser.add_argument("--output", help="also write the tables to this file")
 
     args = parser.parse_args()
     files = [open(args.output, "w", encoding="utf-8")] if args.output else []
@@ -208,7 +374,11 @@ if __name__ == "__main__":
           f"average {os.getloadavg()[0]:.1f} at the start)", file=out)
     print(f"# python benchmarks/constraints.py {' '.join(sys.argv[1:])}", file=out)
     t0 = time.perf_counter()
-    run(args.datasets, args.k, args.time_limit, out)
+    fits: dict = {}  # the unconstrained ICE fits, shared by the two tables
+    if args.k:
+        run(args.datasets, args.k, args.time_limit, out, fits)
+    if PATTERNS[args.monotone]:
+        run_monotone(args.datasets, PATTERNS[args.monotone], args.time_limit, out, fits)
     print(f"# total {time.perf_counter() - t0:.0f} s", file=out)
     for f in files:
         f.close()

@@ -78,12 +78,12 @@ _OBJECTIVE_TRIES = 4
 @dataclass(frozen=True)
 class Fixed:
     """Rows every classifier must keep on its positive side, in every subsystem: the sign
-    constraints of :mod:`exactclf._zero_one._signs`, as points at infinity. ``rows`` are in
-    the coordinates of the points' rows (``(z, 0, 1)``: the points may not span them),
-    ``samples`` the constraints in the samples' own coordinates (``(s_j e_j, 0)``, exact),
-    ``features`` the constrained feature of each; where ``rows`` combine several of them
-    (the frame drops directions that the constraints reach), ``sources`` say which. With them an IIS is a set of
-    points that no classifier satisfying the constraints separates: its Farkas
+    constraints of :mod:`exactclf._zero_one._signs`, as points at infinity ``(c, 0)``.
+    ``rows`` are in the coordinates of the points' rows ``(z, 1)``, ``samples`` the
+    constraints in the samples' own coordinates (``(s_j e_j, 0)``, exact), ``features`` the
+    constrained feature of each; where ``rows`` combine several of them (the frame drops
+    directions that the constraints reach), ``sources`` say which. With them an IIS is a
+    set of points that no classifier satisfying the constraints separates: its Farkas
     certificate carries multipliers ``v >= 0`` on the fixed rows too (Motzkin's
     alternative), and no cover may drop a fixed row."""
 
@@ -596,8 +596,8 @@ class IISProblem:
         if fixed is None:
             frame = affine_frame(Z)
             self.Zf = frame.transform(Z) if frame.dim else np.zeros((len(Z), 0))
-        else:  # points in the fixed rows' frame, which they may not span
-            self.Zf = np.hstack([Z, np.zeros((len(Z), fixed.rows.shape[1] - 1 - Z.shape[1]))])
+        else:  # the points are given in the frame of the fixed rows
+            self.Zf = Z
         sign = np.where(self.pref_all[self.active], 1.0, -1.0)
         self.oracle = IISOracle(self.Zf[self.active], sign,
                                 Z[self.active] if fixed is None else None,

@@ -79,8 +79,10 @@ class Threshold:
     intercept: float
 
 
-def best_threshold(x: np.ndarray, positive: np.ndarray, w: np.ndarray) -> Threshold:
-    """The affine rule on one feature with the fewest weighted errors, exactly.
+def best_threshold(x: np.ndarray, positive: np.ndarray, w: np.ndarray,
+                   increasing_only: bool = False) -> Threshold:
+    """The affine rule on one feature with the fewest weighted errors, exactly
+    (``increasing_only``: among the rules ``x > t`` and the constants).
 
     An affine rule on one feature cuts its sorted distinct values once (or not at all: a
     constant) and calls one side positive; every cut is scanned both ways. The sums are
@@ -117,6 +119,8 @@ def best_threshold(x: np.ndarray, positive: np.ndarray, w: np.ndarray) -> Thresh
     P, N = np.r_[0.0, np.cumsum(wp)], np.r_[0.0, np.cumsum(wn)]
     # cut c (0..m): values[c:] positive ("above"), or values[:c] positive ("below")
     errors = np.r_[P + (N[-1] - N), N + (P[-1] - P)]
+    if increasing_only:  # "below" only as the constant rules (every value on one side)
+        errors[m + 2:2 * m + 1] = np.inf
     if integral_weights(w):
         best = int(np.argmin(errors))
         value = float(errors[best])

@@ -49,6 +49,7 @@ from .._zero_one._iis import IISCoverSolver, cuts_cover_bound, iis_witness
 from .._zero_one._min01 import search_size, solve_rows
 from .._zero_one._portfolio import enumeration_seconds
 from .._zero_one._signs import SignedFrame, signed_frame
+from ._feature_subsets import best_threshold
 
 __all__ = ["check_monotone_fit", "fit_monotone", "signed_logistic"]
 
@@ -123,23 +124,6 @@ def signed_logistic(X: np.ndarray, positive: np.ndarray, w: np.ndarray,
     return coef, float(res.x[d] - coef @ mean)
 
 
-def _best_intercept(scores: np.ndarray, positive: np.ndarray, w: np.ndarray) -> float:
-    """The intercept ``b`` minimizing the weighted errors of ``scores + b > 0``."""
-    values, inverse = np.unique(scores, return_inverse=True)
-    wp = np.bincount(inverse, weights=np.where(positive, w, 0.0), minlength=len(values))
-    wn = np.bincount(inverse, weights=np.where(positive, 0.0, w), minlength=len(values))
-    # cut c: values[c:] positive; the positives below it and the negatives above it err
-    errors = np.r_[0.0, np.cumsum(wp)] + (wn.sum() - np.r_[0.0, np.cumsum(wn)])
-    c = int(np.argmin(errors))
-    if c == 0:
-        return 1.0 - float(values[0]) if np.isfinite(values[0]) else 0.0
-    if c == len(values):
-        return -float(values[-1])
-    a, b = float(values[c - 1]), float(values[c])
-    mid = a / 2 + b / 2
-    return -(mid if a <= mid < b else a)
-
-
 class _SignSearch:
     """One ``fit`` of an ICEClassifier ``est`` with sign constraints ``signs`` on validated
     ``data`` (see the module docstring)."""
@@ -160,6 +144,7 @@ class _SignSearch:
         conflicts = conflict_bound(data.wpos, data.wneg)
         self.bound, self.bound_method, self.witness = conflicts.value, conflicts.method, None
         self.complete, self.stop, self.n_candidates = False, None, 0
+        self.best_errors = math.inf  # the best rule with the signs (see _offer)
 
     # -- rules ----------------------------------------------------------------------------
     def _errors(self, coef: np.ndarray, intercept: float) -> float:
@@ -180,16 +165,16 @@ class _SignSearch:
         heavier = float(w[self.positive].sum()) > float(w[~self.positive].sum())
         self._offer(np.zeros(d), 1.0 if heavier else -1.0, "majority class")
         coef, _ = signed_logistic(data.X, self.positive, w, self.signs)
-        if np.any(coef != 0):
-            scores = data.X @ coef
-            self._offer(coef, _best_intercept(scores, self.positive, w),
-                        "sign-constrained LogisticRegression")
+        # its direction at the intercept that errs least (a rule that grows with it)
+        cut = best_threshold(data.X @ coef, self.positive, w, increasing_only=True)
+        if cut.coef > 0:
+            self._offer(coef, cut.intercept, "sign-constrained LogisticRegression")
         self.upper = (self.best_errors, self.source)
         self.trace.record(Stage.INCUMBENTS, started, self.best_errors, self.bound, "done")
 
     def _offer(self, coef: np.ndarray, intercept: float, source: str) -> None:
         errors = self._errors(coef, intercept)
-        if not hasattr(self, "best_errors") or errors < self.best_errors:
+        if errors < self.best_errors:
             self.coef, self.intercept, self.best_errors, self.source = (
                 coef, intercept, errors, source)
 
