@@ -132,52 +132,45 @@ def _sweep(Z, wpos, wneg, p, rtol, want, positive):
     D, order, starts = _directions(Z, p, rtol)
     ng = starts.shape[0] - 1
     side = np.zeros(Z.shape[0], dtype=np.int8)
+    # w[0]: the positive and negative weight on the side above the line, w[1] below it
+    w = np.zeros((2, 2))
     # before the line reaches its direction a point lies on the side given by its offset
     # along that direction taken in [0, pi) (the line's, turning from angle 0 to pi);
     # turning past it moves it to the other
-    pos_up, neg_up, pos_down, neg_down = 0.0, 0.0, 0.0, 0.0
     for g in range(ng):
         lx, ly = _half_turn(D[order[starts[g]], 0], D[order[starts[g]], 1])
         for k in range(starts[g], starts[g + 1]):
             i = order[k]
-            dot = lx * D[i, 0] + ly * D[i, 1]
-            side[i] = 1 if dot > 0 else -1
-            if side[i] > 0:
-                pos_up += wpos[i]
-                neg_up += wneg[i]
-            else:
-                pos_down += wpos[i]
-                neg_down += wneg[i]
+            side[i] = 1 if lx * D[i, 0] + ly * D[i, 1] > 0 else -1
+            _add(w, side[i], wpos[i], wneg[i], 1.0)
     best, best_lead = np.inf, -1
     for g in range(ng):
         lead = order[starts[g]]
         members = order[starts[g]:starts[g + 1]]
         for i in members:  # on the line
-            if side[i] > 0:
-                pos_up -= wpos[i]
-                neg_up -= wneg[i]
-            else:
-                pos_down -= wpos[i]
-                neg_down -= wneg[i]
-        off = min(neg_up + pos_down, pos_up + neg_down)
+            _add(w, side[i], wpos[i], wneg[i], -1.0)
+        up_errors, down_errors = w[0, 1] + w[1, 0], w[0, 0] + w[1, 1]
         here = want == lead
-        value = off + _on_line(D, members, lead, p, wpos, wneg, positive, here)
+        value = min(up_errors, down_errors) + _on_line(D, members, lead, p, wpos, wneg,
+                                                       positive, here)
         if value < best:
             best, best_lead = value, lead
         if here:
-            up_positive = neg_up + pos_down <= pos_up + neg_down
             for i in range(Z.shape[0]):
                 if side[i] != 0 and not _member(members, i) and i != p:
-                    positive[i] = (side[i] > 0) == up_positive
+                    positive[i] = (side[i] > 0) == (up_errors <= down_errors)
         for i in members:  # past the line: the other side
             side[i] = -side[i]
-            if side[i] > 0:
-                pos_up += wpos[i]
-                neg_up += wneg[i]
-            else:
-                pos_down += wpos[i]
-                neg_down += wneg[i]
+            _add(w, side[i], wpos[i], wneg[i], 1.0)
     return best, best_lead
+
+
+@njit(cache=True, nogil=True)
+def _add(w, side, wp, wn, sign):
+    """Add (``sign = 1``) or take away (``-1``) a point's weights on its side."""
+    k = 0 if side > 0 else 1
+    w[k, 0] += sign * wp
+    w[k, 1] += sign * wn
 
 
 @njit(cache=True, nogil=True)
