@@ -244,7 +244,7 @@ def main(argv=None):
         s for s in schedules[inst.estimator] if chosen is None or s in chosen], say,
         args.repeat)
     say("\n# per stage: instances where leaving it out was worse / better / the same")
-    for stage in ICE_STAGES + MONOTONE_STAGES + DEEPICE_STAGES:
+    for stage in [s for e in args.estimators for s in schedules[e]]:
         if chosen is not None and stage not in chosen:
             continue
         rows = summary.get(str(stage), [])
