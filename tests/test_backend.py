@@ -12,7 +12,7 @@ import pytest
 import exactclf._backend as backend_module
 from exactclf._backend import CPU, GPU_BREAK_EVEN, REFERENCE, gpu_pays, resolve_device
 from exactclf._base import merge_duplicates
-from exactclf._geometry import COPLANAR_RTOL, affine_frame
+from exactclf._geometry import COPLANAR_RTOL, affine_frame, homogeneous
 from exactclf._zero_one._kernels_array import ice_scan_array
 from exactclf._zero_one._kernels_cpu import ice_scan_cpu
 from exactclf._zero_one._min01 import _Problem, solve_min01
@@ -115,7 +115,7 @@ def test_cuda_kernels_in_the_simulator():
 
 def _problem(X, y):
     U, wpos, wneg, _ = merge_duplicates(X, y == 1, np.ones(len(y)))
-    return _Problem(U, wpos, wneg, affine_frame(U), CPU), (U, wpos, wneg)
+    return _Problem(homogeneous(affine_frame(U).transform(U)), wpos, wneg, CPU), (U, wpos, wneg)
 
 
 DATA = {

@@ -16,7 +16,7 @@ from numba import config, cuda
 from exactclf._backend import CPU, Backend
 from exactclf._base import merge_duplicates
 from exactclf._combinatorics import n_combinations, unrank_combination
-from exactclf._geometry import COPLANAR_RTOL, affine_frame, leaf_sides
+from exactclf._geometry import COPLANAR_RTOL, affine_frame, homogeneous, leaf_sides
 from exactclf._zero_one import _kernels_cuda
 from exactclf._zero_one._kernels_cpu import ice_scan_cpu
 from exactclf._zero_one._min01 import _Problem, solve_min01
@@ -41,7 +41,7 @@ def _instance(seed, D, n=13, weights="counts", flip=False):
     y = rng.integers(0, 2, n) == 1
     w = np.ones(n) if weights == "counts" else rng.uniform(0.1, 3.0, n)
     U, wpos, wneg, _ = merge_duplicates(X, ~y if flip else y, w)
-    return _Problem(U, wpos, wneg, affine_frame(U), CPU), (U, wpos, wneg)
+    return _Problem(homogeneous(affine_frame(U).transform(U)), wpos, wneg, CPU), (U, wpos, wneg)
 
 
 def _cpu_scan(prob, r0, r1, ub_lt, ub_le, capacity=4096):
@@ -103,7 +103,7 @@ def test_scan_on_bundled_data(name):
 
     X, y = load_dataset(name, return_X_y=True)
     U, wpos, wneg, _ = merge_duplicates(X, y == 1, np.ones(len(y)))
-    prob = _Problem(U, wpos, wneg, affine_frame(U), CPU)
+    prob = _Problem(homogeneous(affine_frame(U).transform(U)), wpos, wneg, CPU)
     cpu = _cpu_scan(prob, 1000, 1100, np.inf, np.inf)
     val, rank, orient, pending, r_stop = _gpu_scanner(prob).scan(1000, 1100, np.inf, np.inf)
     assert (val, rank, orient, r_stop) == cpu[:3] + (cpu[4],)
