@@ -274,7 +274,7 @@ def _set_monotone(model, text: str, names: Sequence[str], target: str) -> str:
     if np.any(signs):
         params = model.get_params()
         try:
-            check_monotone_fit(params["method"], params["max_features"], len(names))
+            check_monotone_fit(params["method"])
         except ValueError as exc:
             raise ValueError(f"--monotone: {exc}") from None
     return _monotone_line(given, names)

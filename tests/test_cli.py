@@ -783,7 +783,6 @@ def test_monotone_plus_one_and_zero(tmp_path, capsys):
     ("age=1", [], "mrc", "MRCCCG takes no monotonic_cst"),
     ("age=1", [], "deepice", "DeepICEMaxoutClassifier takes no monotonic_cst"),
     ("age=1", ["--param", "monotonic_cst=[1,0]"], "ice", "both set monotonic_cst"),
-    ("age=1", ["--max-features", "1"], "ice", "max_features=1"),
     ("age=1", ["--param", "method='milp'"], "ice", "method='milp'")])
 def test_bad_monotone_is_refused_before_fitting(tmp_path, capsys, flag, extra, model, words):
     path = _write(tmp_path, ["age,nodes,label", *OVERLAP])

@@ -581,10 +581,52 @@ def test_max_features_not_below_the_dimension_is_allowed():
 # -- 8. rejections ----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("k", [1, 2])
+def test_few_features_with_signs_match_brute_force(k, seed):
+    """max_features and monotonic_cst together: the least, over the subsets of k features,
+    of the brute-force optimum with those features' signs; verify re-derives the k = 1
+    scans with the signs and re-checks the subsets' IIS covers on their own signs."""
+    rng = np.random.default_rng(100 + seed)
+    n, d = 7, 3
+    X = rng.integers(0, 3, size=(n, d)).astype(float) if seed % 2 else rng.normal(size=(n, d))
+    y = rng.integers(0, 2, n)
+    y[:2] = [0, 1]
+    w = rng.integers(1, 4, n).astype(float)
+    signs = rng.integers(-1, 2, d)
+    signs[0] = signs[0] or 1
+    clf = _fit(ICEClassifier(device="cpu", monotonic_cst=signs, max_features=k), X, y, w)
+    optimum = min(brute_force_signed(X[:, list(S)], y, w, signs[list(S)])
+                  for S in itertools.combinations(range(d), k))
+    assert clf.is_optimal_
+    assert clf.training_errors_ == pytest.approx(optimum, rel=1e-12, abs=1e-12)
+    assert np.count_nonzero(clf.coef_) <= k
+    _assert_has_signs(clf, signs)
+    assert "at most" in clf.certificate_.model_class and "w[j]" in clf.certificate_.model_class
+    assert verify(clf, X, y, sample_weight=w).ok
+
+
+def test_single_feature_rules_with_signs_are_checked_in_full():
+    """k = 1 with a sign: the first feature alone would separate the data downwards, which
+    its sign forbids. verify re-derives each feature's signed scan: it accepts the true
+    bound, not one raised by an error, nor a model class without the signs."""
+    X = np.array([[0.0, 0.0], [1.0, 2.0], [2.0, 1.0], [3.0, 3.0]])
+    y = np.array([1, 1, 0, 0])
+    clf = _fit(ICEClassifier(device="cpu", monotonic_cst=[1, 0], max_features=1), X, y)
+    # feature 0 upwards or constant: 2 errors; feature 1 either way: 1 error
+    assert clf.training_errors_ == 1.0 and clf.is_optimal_ and clf.coef_[0, 0] == 0
+    assert verify(clf, X, y).ok
+    raised = clf.certificate_.to_dict()
+    raised["bound"] = raised["value"] = 2.0
+    assert not verify(clf, X, y, certificate=raised).ok
+    unsigned = clf.certificate_.to_dict()
+    unsigned["model_class"] = AFFINE + " using at most 1 of the 2 features"
+    assert not verify(clf, X, y, certificate=unsigned).ok
+
+
 @pytest.mark.parametrize("params", [
     {"method": "milp"},
     {"method": "iis_cover"},
-    {"max_features": 1},
 ])
 def test_rejected_combinations(params):
     X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [3.0, 1.0]])

@@ -198,11 +198,13 @@ def _ice_constraints(model) -> tuple[bool, str] | None:
     return (all(held), "; ".join(said)) if held else None
 
 
-def _one_feature_minimum(x: np.ndarray, positive: np.ndarray, w: np.ndarray) -> float:
+def _one_feature_minimum(x: np.ndarray, positive: np.ndarray, w: np.ndarray,
+                         sign: int = 0) -> float:
     """The least weighted errors of a rule on one feature, ``sign(s (x - t))`` or a
-    constant, over every ``s`` and ``t``: a cut between consecutive distinct values (or
-    none) with either side positive. Summed exactly (in float64 for integer weights,
-    whose sums are exact; else as fractions) and rounded once.
+    constant, over every ``t`` and every ``s`` of the ``sign`` asked (0: either): a cut
+    between consecutive distinct values (or none) with either side positive. Summed
+    exactly (in float64 for integer weights, whose sums are exact; else as fractions) and
+    rounded once.
 
     Examples
     --------
@@ -224,6 +226,9 @@ def _one_feature_minimum(x: np.ndarray, positive: np.ndarray, w: np.ndarray) -> 
     # positive above the cut: the positives below it err, and the negatives above it
     above = P + (N[-1] - N)
     below = N + (P[-1] - P)
+    # a sign asked leaves the other way only its constant rules (no cut)
+    above = above if sign >= 0 else above[[0, -1]]
+    below = below if sign <= 0 else below[[0, -1]]
     return float(min(min(above), min(below)))
 
 
@@ -246,11 +251,13 @@ def check_feature_subsets(model, cert, X, y, w, report, rtol) -> tuple[float, fl
         report.add("feature subsets witness", False, listed)
         return None
     positive = np.asarray(y).ravel() == model.classes_[1]
+    signs = monotone_signs(model)
+    signs = np.zeros(n, dtype=int) if signs is None else signs
     sub_report = type(report)()
     checked, trusted, n_iis = [], [], 0
     for S in itertools.combinations(range(n), k):
         cols = list(S)
-        value = (_one_feature_minimum(X[:, S[0]], positive, w) if k == 1
+        value = (_one_feature_minimum(X[:, S[0]], positive, w, signs[S[0]]) if k == 1
                  else conflict_sum(X[:, cols], y, w))
         proofs = [(value, ENUMERATION_RTOL * value)]
         claim = 0.0
@@ -259,7 +266,8 @@ def check_feature_subsets(model, cert, X, y, w, report, rtol) -> tuple[float, fl
             if kind == "iis_cover":
                 n_iis += 1
                 sub = replace(cert, bound=bound, witness=Witness("iis_cover", "", data))
-                got = check_iis_cover(model, sub, X[:, cols], y, w, sub_report, rtol)
+                got = check_iis_cover(model, sub, X[:, cols], y, w, sub_report, rtol,
+                                      signs[cols])
                 proofs += [] if got is None else [got]
             elif kind == "none":
                 claim = bound

@@ -52,12 +52,13 @@ from .._geometry import affine_frame
 from .._separator import UnrealizableLabeling, max_margin_separator
 from .._trace import FitTrace
 from .._verification._profiles import affine_model_class
+from .._verification._signs import monotone_signs
 from .._verification._tolerances import integral_weights, zero_one_rtol
 from .._warnings import warn
 from .._zero_one._bounds import conflict_bound
 from .._zero_one._sweep import best_line
 
-__all__ = ["Threshold", "best_threshold", "fit_feature_subsets"]
+__all__ = ["Threshold", "best_threshold", "fit_feature_subsets", "signed_threshold"]
 
 #: the float64 sums of a threshold scan are within this many ``eps`` of the total weight per
 #: sample of the exact ones (a sum per value, a running sum, the complement): a generous
@@ -133,6 +134,25 @@ def best_threshold(x: np.ndarray, positive: np.ndarray, w: np.ndarray,
     return Threshold(value, *_cut_rule(best, values))
 
 
+def signed_threshold(x: np.ndarray, positive: np.ndarray, w: np.ndarray,
+                     sign: int) -> Threshold:
+    """:func:`best_threshold` among the rules whose coefficient has the ``sign`` asked
+    (``+1``: ``x > t``, ``-1``: ``x < t``, and the constants either way; 0: all).
+
+    Examples
+    --------
+    >>> x = np.array([0.0, 1.0, 2.0, 3.0])
+    >>> signed_threshold(x, np.array([1, 1, 0, 0], bool), np.ones(4), -1)
+    Threshold(errors=0.0, coef=-1.0, intercept=1.5)
+    >>> signed_threshold(x, np.array([1, 1, 0, 0], bool), np.ones(4), 1).errors
+    2.0
+    """
+    if sign == 0:
+        return best_threshold(x, positive, w)
+    t = best_threshold(sign * x, positive, w, increasing_only=True)
+    return Threshold(t.errors, sign * t.coef + 0.0, t.intercept)
+
+
 def _cut_positive(i: int, m: int, inverse: np.ndarray) -> np.ndarray:
     """The samples that cut ``i`` of :func:`best_threshold` calls positive."""
     return inverse >= i if i <= m else inverse < i - (m + 1)
@@ -196,6 +216,10 @@ class _SubsetSearch:
         self.budget = Budget(est.time_limit, start=t0)
         self.trace = FitTrace(t0, type(est).__name__, est.verbose)
         self.positive = data.y == est.classes_[1]
+        # monotonic_cst: the signs asked of the coefficients (0: none)
+        self.signs = monotone_signs(est)
+        if self.signs is None:
+            self.signs = np.zeros(self.D, dtype=int)
         self.subsets: dict[tuple[int, ...], _Subset] = {}
         self.stop: str | None = None  # what stopped the search of the subsets
         self.inner_stop: str | None = None  # why a searched subset was not proven
@@ -235,7 +259,7 @@ class _SubsetSearch:
         singles, started = [], time.perf_counter()
         for j in range(self.D):
             t = time.perf_counter()
-            singles.append(best_threshold(X[:, j], positive, w))
+            singles.append(signed_threshold(X[:, j], positive, w, self.signs[j]))
             if self.k == 1:
                 coef = np.zeros(self.D)
                 coef[j] = singles[j].coef
@@ -280,10 +304,11 @@ class _SubsetSearch:
             return
         started = time.perf_counter()
         if (self.k == 2 and self.est.method in ("auto", "exact")
-                and self._swept(S, U, wpos, wneg, started)):
+                and not np.any(self.signs[cols]) and self._swept(S, U, wpos, wneg, started)):
             return
         inner = clone(self.est).set_params(
             max_features=None, verbose=0, class_weight=None,
+            monotonic_cst=self.signs[cols] if np.any(self.signs[cols]) else None,
             time_limit=at_least(self.budget.left() / left) if self.budget.limited else None)
         try:
             with warnings.catch_warnings():
@@ -389,7 +414,8 @@ class _SubsetSearch:
         optimal = bool(realized - bound <= rtol * abs(realized))
         stop = None if optimal else (self.stop or self.inner_stop or StopReason.NUMERICAL)
         est.certificate_ = Certificate(
-            type(est).__name__, affine_model_class(self.k, self.D),
+            type(est).__name__,
+            affine_model_class(self.k, self.D, self.signs if np.any(self.signs) else None),
             class_weighted(ZERO_ONE_OBJECTIVE, est.class_weight), value=realized, bound=bound,
             bound_method=self._bound_method(), is_optimal=optimal,
             stop_reason=None if stop is None else StopReason(stop),

@@ -333,14 +333,14 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
         data = validate_binary(self, X, y, sample_weight)
         if self.mip_solver == "gurobi":  # a missing extra fails here, not after a search
             import_gurobipy("mip_solver='gurobi'")
-        few = self.max_features is not None and self.max_features < data.X.shape[1]
         signs = monotone_signs(self)
-        if signs is not None and data.frame.dim > 0:
-            check_monotone_fit(self.method, self.max_features, data.X.shape[1])
-            fit_monotone(self, data, y, sample_weight, t0, signs)
-            return self
-        if few:
+        if signs is not None:
+            check_monotone_fit(self.method)
+        if self.max_features is not None and self.max_features < data.X.shape[1]:
             fit_feature_subsets(self, data, y, sample_weight, t0)
+            return self
+        if signs is not None and data.frame.dim > 0:
+            fit_monotone(self, data, y, sample_weight, t0, signs)
             return self
         total = search_size(len(data.U), data.frame.dim) if data.frame.dim else 0
         self.n_candidates_total_ = total

@@ -70,24 +70,22 @@ _RESERVE_SHARE = 0.1
 _LOGISTIC_C = 1.0
 
 
-def check_monotone_fit(method: str, max_features: int | None, n_features: int) -> None:
+def check_monotone_fit(method: str) -> None:
     """Raise ``ValueError`` where sign constraints cannot be fitted: ``method`` other than
-    ``"auto"`` or ``"exact"``, or ``max_features`` below ``n_features``.
+    ``"auto"`` or ``"exact"`` (the IIS cover alone and the MILP heuristic take none).
 
     Examples
     --------
-    >>> check_monotone_fit("auto", None, 3)
-    >>> check_monotone_fit("milp", None, 3)  # doctest: +ELLIPSIS
+    >>> check_monotone_fit("auto")
+    >>> check_monotone_fit("milp")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: ICEClassifier(monotonic_cst=...) runs with method='auto' or 'exact' ...
+    ValueError: ICEClassifier(monotonic_cst=...) runs with method='auto' or 'exact'; got ...
     """
-    if method not in ("auto", "exact") or (max_features is not None
-                                           and max_features < n_features):
+    if method not in ("auto", "exact"):
         raise ValueError(
-            "ICEClassifier(monotonic_cst=...) runs with method='auto' or 'exact' and without "
-            f"max_features below the number of features ({n_features}); got method="
-            f"{method!r}, max_features={max_features!r}.")
+            "ICEClassifier(monotonic_cst=...) runs with method='auto' or 'exact'; got "
+            f"method={method!r}.")
 
 
 def signed_logistic(X: np.ndarray, positive: np.ndarray, w: np.ndarray,
