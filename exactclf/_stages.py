@@ -41,6 +41,7 @@ class Stage(TextEnum):
     FINAL_LP = "final LP relaxation"
     QUICK_BOUND = "quick bound"
     # sign constraints (ICEClassifier(monotonic_cst=...))
+    SIGNED_MILP = "big-M MILP with sign constraints"
     SIGNED_IIS_COVER = "IIS cover with sign constraints"
     SIGNED_ENUMERATION = "enumeration with sign constraints"
     # the maxout networks (DeepICEMaxoutClassifier, method="auto" beyond the exact range)

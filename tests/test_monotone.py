@@ -22,7 +22,7 @@ from exactclf import ICEClassifier, verify
 from exactclf.datasets import load_dataset
 
 #: the stages a sign-constrained fit may record
-STAGES = {"incumbents", "unconstrained fit", "enumeration with sign constraints",
+STAGES = {"incumbents", "big-M MILP with sign constraints", "enumeration with sign constraints",
           "IIS cover with sign constraints"}
 AFFINE = "affine classifiers (sign(w.x + b))"
 
@@ -633,3 +633,22 @@ def test_rejected_combinations(params):
     y = np.array([0, 1, 0, 1])
     with pytest.raises(ValueError, match="monotonic_cst"):
         ICEClassifier(device="cpu", monotonic_cst=[1, -1], **params).fit(X, y)
+
+
+def test_beyond_the_exact_range_the_milp_proposes_a_rule_with_the_signs():
+    """300 points in 6 dimensions under a short budget: the enumeration cannot follow the
+    IIS cover, so the big-M MILP with the constraint rows runs first; every rule kept has
+    the signs, and the certificate holds whatever stopped the fit."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 6))
+    y = (X @ np.array([1.0, -1.0, 0.5, 0.0, 2.0, -0.5]) + rng.normal(size=300) > 0).astype(int)
+    signs = np.array([1, -1, 1, 0, -1, 0])  # feature 4 asked against its direction
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = ICEClassifier(monotonic_cst=signs, time_limit=4).fit(X, y)
+    stages = [row.stage for row in clf.fit_trace_]
+    assert stages[:2] == ["incumbents", "big-M MILP with sign constraints"]
+    assert set(stages) <= STAGES
+    _assert_has_signs(clf, signs)
+    assert clf.lower_bound_ <= clf.training_errors_
+    assert verify(clf, X, y).ok

@@ -67,8 +67,11 @@ def bigm_milp(
     time_limit: float | None = None,
     mip_rel_gap: float = 0.0,
     threads: int | None = None,
+    fixed: np.ndarray | None = None,
 ) -> MILPResult:
-    """Solve the big-M MILP on weighted unique points ``Z`` (see the module docstring).
+    """Solve the big-M MILP on weighted unique points ``Z`` (see the module docstring);
+    ``fixed``: rows ``c`` (one column per feature of ``Z``) with ``c . a >= 0`` asked of the
+    coefficients (sign constraints, :mod:`exactclf._zero_one._signs`).
 
     Examples
     --------
@@ -117,6 +120,10 @@ def bigm_milp(
     h.addRows(n, margin - big_m, np.full(n, inf), val.size, starts, idx.ravel(), val.ravel())
     h.addRows(n, np.full(n, -inf), np.full(n, -margin), val.size, starts, idx.ravel(),
               val.ravel())
+    if fixed is not None and len(fixed):
+        k = len(fixed)
+        h.addRows(k, np.zeros(k), np.full(k, inf), k * d, np.arange(k, dtype=np.int32) * d,
+                  np.tile(np.arange(d, dtype=np.int32), k), np.ascontiguousarray(fixed).ravel())
     interrupted = _run_interruptibly(h)
     status = h.getModelStatus()
     info = h.getInfo()
