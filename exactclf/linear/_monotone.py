@@ -63,9 +63,9 @@ _COVER_SHARE = 0.5
 #: share of the time that an enumeration going first under a budget leaves to the IIS
 #: cover, for a bound if the enumeration stops (as ICEClassifier keeps a tenth for one)
 _BOUND_SHARE = 0.1
-#: share of the time that the big-M MILP gets where the IIS cover runs alone under a budget
-#: (beyond the exact range): on 2,000-4,000 points its rule had fewer errors than the
-#: cover's after 60 s (benchmarks/results/constraints.txt, the sign MILP column)
+#: where the IIS cover runs alone under a budget (beyond the exact range) and has not proven
+#: the optimum in this share of the time, the big-M MILP gets as much: on 2,000-4,000 points
+#: its rule had fewer errors than the cover's after 60 s (benchmarks/results/ablation.txt)
 _MILP_SHARE = 0.25
 #: share of an IIS cover's time kept for the master's LP relaxation after the peeling
 #: passes (IISCoverSolver.run's reserve)
@@ -148,6 +148,7 @@ class _SignSearch:
         self.bound, self.bound_method, self.witness = conflicts.value, conflicts.method, None
         self.complete, self.stop, self.n_candidates = False, None, 0
         self.best_errors = math.inf  # the best rule with the signs (see _offer)
+        self.cover: IISCoverSolver | None = None
 
     # -- rules ----------------------------------------------------------------------------
     def _errors(self, coef: np.ndarray, intercept: float) -> float:
@@ -206,8 +207,13 @@ class _SignSearch:
         if cover_first:
             follows = enumerable and predicted <= (1 - _COVER_SHARE) * budget.left()
             if not follows and budget.limited and enabled(Stage.SIGNED_MILP):
-                self._milp(_MILP_SHARE)
-            self._iis_cover(_COVER_SHARE if follows else 1.0)
+                # the cover proves many fits in its first seconds; where it does not, the
+                # MILP proposes a rule, and the cover goes on from it
+                self._iis_cover(_MILP_SHARE)
+                if not self.complete and self.stop is None:
+                    self._milp(_MILP_SHARE / (1 - _MILP_SHARE))
+            if not self.complete and self.stop is None:
+                self._iis_cover(_COVER_SHARE if follows else 1.0)
             enumerable = follows
         if self.complete or self.stop is not None or not enumerable:
             return
@@ -244,9 +250,12 @@ class _SignSearch:
         started = time.perf_counter()
         data, est = self.data, self.est
         seconds = None if not self.budget.limited else at_least(self.budget.left() * share)
-        solver = IISCoverSolver(data.Z, data.wpos, data.wneg, incumbent=self._start(),
-                                samples=data.U, fixed=self.sf.fixed(),
-                                mip_solver=est.mip_solver, verbose=est.verbose)
+        if self.cover is None:  # one solver, resumed by a later turn
+            self.cover = IISCoverSolver(data.Z, data.wpos, data.wneg, samples=data.U,
+                                        fixed=self.sf.fixed(), mip_solver=est.mip_solver,
+                                        verbose=est.verbose)
+        solver = self.cover
+        solver.offer(self._start())
         # the master's LP relaxation over the IISs of unfinished peeling passes: on
         # thousands of points the first passes alone can take the budget
         res = solver.run(time_limit=seconds,
