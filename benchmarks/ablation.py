@@ -15,7 +15,8 @@ every fit N times and reports their medians):
 - ICEClassifier with ``time_limit=--budget`` on one 80 % split (``random_state=0``) of each
   large Deep-ICE Table 2 set (beyond the exact range);
 - ICEClassifier with ``monotonic_cst`` (the signs of a LogisticRegression's coefficients)
-  and ``time_limit=--budget`` on the ICE paper's four sets, bloodtransfer and sepsis;
+  and ``time_limit=--budget`` on the ICE paper's four sets, bloodtransfer, sepsis, and
+  (beyond the exact range) auction_verification, rice and diabetic;
 - DeepICEMaxoutClassifier with ``time_limit=--budget`` at K = 2 and 3 on Haberman,
   bloodtransfer and sepsis, and at K = 2 on 80 % of rice.
 
@@ -51,7 +52,7 @@ ICE_STAGES = [Stage.ANNEALED_SIGMOID, Stage.MILP_INCUMBENT, Stage.ONE_UNIT_NETWO
               Stage.LOCAL_SEARCH, Stage.LOCAL_COVER, Stage.RANDOM_PARTITION,
               Stage.ENUMERATION, Stage.IIS_COVER, Stage.MILP_TURN, Stage.FINAL_LP,
               Stage.QUICK_BOUND]
-MONOTONE_STAGES = [Stage.SIGNED_IIS_COVER, Stage.SIGNED_ENUMERATION]
+MONOTONE_STAGES = [Stage.SIGNED_MILP, Stage.SIGNED_IIS_COVER, Stage.SIGNED_ENUMERATION]
 DEEPICE_STAGES = [Stage.POLARITY_SEEDS, Stage.HEURISTIC, Stage.GROW, Stage.SURROGATE,
                   Stage.OBSTRUCTION_COVER, Stage.PAIR_COVER, Stage.LEVEL_BLOCKS,
                   Stage.PARTITION_BOUNDS, Stage.JOINT_COVER, Stage.EXACT_SEARCH,
@@ -130,7 +131,9 @@ def instances(budget: float, estimators, quick: bool, budgeted_only: bool = Fals
                                 time_limit=budget) for name, loader in [
             ("voicepath", ds.load_voicepath), ("haberman", ds.load_haberman),
             ("caesarian", ds.load_caesarian), ("cryotherapy", ds.load_cryotherapy),
-            ("bloodtransfer", ds.load_bloodtransfer), ("sepsis", ds.load_sepsis)]])
+            ("bloodtransfer", ds.load_bloodtransfer), ("sepsis", ds.load_sepsis),
+            ("auction", ds.load_auction_verification), ("rice", ds.load_rice_cammeo),
+            ("diabetic", ds.load_diabetic)]])
     if "deepice" in estimators:
         small = [("haberman", ds.load_deepice_haberman), ("bloodtransfer",
                                                           ds.load_bloodtransfer),
