@@ -7,7 +7,7 @@ import numpy as np
 from exactclf import ICEClassifier
 from exactclf._backend import CPU
 from exactclf._base import merge_duplicates
-from exactclf._geometry import COPLANAR_RTOL, affine_frame
+from exactclf._geometry import COPLANAR_RTOL, affine_frame, homogeneous
 from exactclf._zero_one._kernels_cpu import ice_scan_cpu
 from exactclf._zero_one._min01 import _Problem
 from exactclf.datasets import load_dataset
@@ -44,7 +44,7 @@ class ICEKernel:
     def setup(self):
         X, y = load_dataset("cryotherapy", return_X_y=True)
         U, wpos, wneg, _ = merge_duplicates(X, y == 1, np.ones(len(y)))
-        self.prob = _Problem(U, wpos, wneg, affine_frame(U), CPU)
+        self.prob = _Problem(homogeneous(affine_frame(U).transform(U)), wpos, wneg, CPU)
         self.buf = np.empty((4096, 4))
         self._scan(0, 1000)
 
@@ -100,3 +100,25 @@ class ICEBeyondExactRange:
 
     def track_training_errors(self, n_features):
         return ICEClassifier(time_limit=20).fit(self.X, self.y).training_errors_
+
+
+class ICEConstrained:
+    """Proven fits under the constraints users ask for: monotone signs (those of a
+    LogisticRegression on haberman: survival never rising with age or nodes) and at most
+    two features (rotational sweeps), next to the unconstrained fit of ``ICEFit``."""
+
+    params = (["monotone", "max_features=2"],)
+    param_names = ["constraint"]
+    timeout = 300
+
+    def setup(self, constraint):
+        self.X, self.y = load_dataset("haberman", return_X_y=True)
+        self.params = ({"monotonic_cst": [-1, 0, -1]} if constraint == "monotone"
+                       else {"max_features": 2})
+        ICEClassifier(device="cpu", **self.params).fit(self.X[::10], self.y[::10])
+
+    def time_fit(self, constraint):
+        ICEClassifier(device="cpu", **self.params).fit(self.X, self.y)
+
+    def track_training_errors(self, constraint):
+        return ICEClassifier(device="cpu", **self.params).fit(self.X, self.y).training_errors_
