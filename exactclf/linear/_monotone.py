@@ -15,9 +15,9 @@ every subsystem that no cover may drop: :class:`exactclf._zero_one._iis.Fixed`),
 unconstrained fit: its IISs, with exact Farkas multipliers on the samples and on the
 constraints, are the certificate's witness. The enumeration follows where it is predicted
 to finish in the time left; where it cannot, and the cover has not proven the optimum in a
-quarter of the budget, a big-M MILP with the constraint rows proposes a rule before the
-cover goes on. Below dimension 5, an enumeration that a budget stops leaves a tenth of the
-time to the cover, for a bound. :meth:`_SignSearch.run` is the schedule.
+tenth of the budget, a big-M MILP with the constraint rows proposes a rule (in a quarter)
+before the cover goes on. Below dimension 5, an enumeration that a budget stops leaves a
+tenth of the time to the cover, for a bound. :meth:`_SignSearch.run` is the schedule.
 """
 
 from __future__ import annotations
