@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -101,6 +102,15 @@ def check_count_weights(weights, who: str) -> None:
             f"than 2**53 ({2.0**53:.1e}); they total {total:.1e}. Divide them by a common "
             "factor (their scale does not change the optimal model)."
         )
+
+
+def rule_errors(data: BinaryData, positive: np.ndarray, coef: np.ndarray,
+                intercept: float) -> float:
+    """The weighted training errors of the rule ``X @ coef + intercept > 0`` (the decision of
+    the linear classifiers' ``predict``) on the validated ``data`` whose positive samples are
+    ``positive``, summed exactly rounded."""
+    wrong = (data.X @ coef + intercept > 0) != positive
+    return math.fsum(data.sample_weight[wrong].tolist())
 
 
 def errors_agree(data: BinaryData, a: float, b: float) -> bool:

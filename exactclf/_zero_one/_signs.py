@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import linprog
 
 from .._geometry import AffineFrame
 from ._iis import Fixed
@@ -94,8 +95,6 @@ class SignedFrame:
         rho = self.extra.shape[1]
         if rho == 0:
             return np.zeros(0)
-        from scipy.optimize import linprog
-
         r = self.frame.dim
         base = self.full[:, :r] @ a
         E = self.full[:, r:]

@@ -37,7 +37,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from .._base import BinaryData, errors_agree, merge_duplicates
+from .._base import BinaryData, errors_agree, merge_duplicates, rule_errors
 from .._budget import Budget, at_least
 from .._certificate import (
     ZERO_ONE_OBJECTIVE,
@@ -384,9 +384,7 @@ class _SubsetSearch:
 
     def _rule(self, coef: np.ndarray, intercept: float, source: str, method: str = "exact",
               device: str = "cpu") -> _Rule:
-        # the decision of ICEClassifier.decision_function on the validated data
-        wrong = (self.data.X @ coef + intercept > 0) != self.positive
-        return _Rule(coef, intercept, math.fsum(self.data.sample_weight[wrong].tolist()),
+        return _Rule(coef, intercept, rule_errors(self.data, self.positive, coef, intercept),
                      source, method, device)
 
     def say(self, msg: str) -> None:

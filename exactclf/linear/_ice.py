@@ -340,7 +340,7 @@ class ICEClassifier(BinaryClassifierMixin, BaseEstimator):
             fit_feature_subsets(self, data, y, sample_weight, t0)
             return self
         if signs is not None and data.frame.dim > 0:
-            fit_monotone(self, data, y, sample_weight, t0, signs)
+            fit_monotone(self, data, y, sample_weight, t0, signs, _MILP_SECONDS)
             return self
         total = search_size(len(data.U), data.frame.dim) if data.frame.dim else 0
         self.n_candidates_total_ = total

@@ -29,8 +29,8 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
-from .._base import BinaryData, errors_agree
-from .._budget import LONGEST_SEARCH, Budget, at_least
+from .._base import BinaryData, errors_agree, rule_errors
+from .._budget import Budget, at_least
 from .._certificate import (
     ZERO_ONE_OBJECTIVE,
     BoundMethod,
@@ -57,9 +57,6 @@ from ._feature_subsets import best_threshold
 
 __all__ = ["check_monotone_fit", "fit_monotone", "signed_logistic"]
 
-#: seconds a fit without time_limit gets where the enumeration cannot finish in a day
-#: (the same as an unconstrained fit's, ICEClassifier._MILP_SECONDS)
-_CAPPED_SECONDS = 30.0
 #: share of the time left that the IIS cover gets when the enumeration can follow it: the
 #: cover's bound is the fit's on a stop, the enumeration's only on completion
 _COVER_SHARE = 0.5
@@ -137,18 +134,17 @@ class _SignSearch:
     """One ``fit`` of an ICEClassifier ``est`` with sign constraints ``signs`` on validated
     ``data`` (see the module docstring)."""
 
-    def __init__(self, est, data: BinaryData, t0: float, signs: np.ndarray):
+    def __init__(self, est, data: BinaryData, t0: float, signs: np.ndarray, cap: float):
         self.est, self.data, self.t0, self.signs = est, data, t0, signs
         self.sf: SignedFrame = signed_frame(data.frame, signs)
         self.positive = data.y == est.classes_[1]
         self.trace = FitTrace(t0, type(est).__name__, est.verbose)
         n = len(data.U) + len(self.sf.features)
         self.total = search_size(n, self.sf.dim)
-        self.finishes = (self.total <= MAX_RANK and enumeration_seconds(
-            self.total, est.n_jobs) <= LONGEST_SEARCH)
+        self.finishes = est._enumeration_finishes(self.total)
         seconds = est.time_limit
         if seconds is None and not self.finishes:
-            seconds = _CAPPED_SECONDS
+            seconds = cap
         self.budget = Budget(seconds, start=t0)
         conflicts = conflict_bound(data.wpos, data.wneg)
         self.bound, self.bound_method, self.witness = conflicts.value, conflicts.method, None
@@ -157,11 +153,6 @@ class _SignSearch:
         self.cover: IISCoverSolver | None = None
 
     # -- rules ----------------------------------------------------------------------------
-    def _errors(self, coef: np.ndarray, intercept: float) -> float:
-        """Weighted training errors of the rule, as ``predict`` makes them (summed exactly)."""
-        wrong = (self.data.X @ coef + intercept > 0) != self.positive
-        return math.fsum(self.data.sample_weight[wrong].tolist())
-
     def _at_most(self, value: float) -> bool:
         """Whether the best rule's errors are at most a search's ``value`` of them (the two
         sums, per sample and per merged point, differ by rounding)."""
@@ -183,7 +174,7 @@ class _SignSearch:
         self.trace.record(Stage.INCUMBENTS, started, self.best_errors, self.bound, "done")
 
     def _offer(self, coef: np.ndarray, intercept: float, source: str) -> None:
-        errors = self._errors(coef, intercept)
+        errors = rule_errors(self.data, self.positive, coef, intercept)
         if errors < self.best_errors:
             self.coef, self.intercept, self.best_errors, self.source = (
                 coef, intercept, errors, source)
@@ -385,10 +376,12 @@ class _SignSearch:
 
 
 def fit_monotone(est, data: BinaryData, y, sample_weight, t0: float,
-                 signs: np.ndarray) -> None:
+                 signs: np.ndarray, cap: float) -> None:
     """Fit ``est``, an ICEClassifier with the sign constraints ``signs`` (one of -1, 0, 1
     per feature, not all 0), on its validated ``data`` (``y`` and ``sample_weight`` as
-    passed to ``fit``, for the fingerprint; ``t0``: when ``fit`` started).
+    passed to ``fit``, for the fingerprint; ``t0``: when ``fit`` started; ``cap``: the
+    seconds a fit without ``time_limit`` gets where the enumeration cannot finish in a day,
+    an unconstrained fit's).
 
     Examples
     --------
@@ -398,6 +391,6 @@ def fit_monotone(est, data: BinaryData, y, sample_weight, t0: float,
     >>> clf.training_errors_, clf.is_optimal_, clf.coef_[0, 0] >= 0
     (2.0, True, np.True_)
     """
-    search = _SignSearch(est, data, t0, signs)
+    search = _SignSearch(est, data, t0, signs, cap)
     search.run()
     search.finish(y, sample_weight)
