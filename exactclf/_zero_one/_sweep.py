@@ -8,9 +8,8 @@ so it is found by a line through ``p`` turning half a turn: the other points, so
 direction in which they lie from ``p`` (modulo a half turn), cross the line one direction
 at a time, each changing side once, so the weights on each side are kept up to date in
 constant time per point. One sweep per point costs ``O(n log n)``, all of them
-``O(n^2 log n)``: where the enumeration of the ``C(n, 2)`` lines scans the points of each
-line (``O(n^3)`` with early exit), which made ``max_features=2`` on a few thousand points
-take minutes.
+``O(n^2 log n)``, where the enumeration of the ``C(n, 2)`` lines scans the points of each
+line (``O(n^3)`` with early exit).
 
 Points lie on the line through ``p`` in direction ``L`` when ``|L x d| <=
 COPLANAR_RTOL |L| |d|`` (``d`` the point's offset from ``p``), the tolerance of the

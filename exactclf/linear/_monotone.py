@@ -68,7 +68,8 @@ _BOUND_SHARE = 0.1
 #: its rule had fewer errors than the cover's after 60 s (benchmarks/results/ablation.txt)
 _MILP_SHARE = 0.25
 #: the IIS cover's first turn, before the MILP: the fits it proves at all under a budget it
-#: mostly proves in seconds (sepsis: 1.6 s, where the MILP first had cost 15 s)
+#: mostly proves in seconds, which a MILP going first would delay by its whole turn
+#: (benchmarks/results/ablation.txt: sepsis)
 _FIRST_TURN = 0.1
 #: share of an IIS cover's time kept for the master's LP relaxation after the peeling
 #: passes (IISCoverSolver.run's reserve)
